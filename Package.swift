@@ -1,0 +1,38 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+  .enableUpcomingFeature("ExistentialAny")
+]
+
+let package = Package(
+  name: "Strata",
+  products: [
+    .library(name: "Strata", targets: ["Strata"]),
+    .library(name: "StrataModules", targets: ["StrataModules"]),
+    .library(name: "StrataTesting", targets: ["StrataTesting"]),
+    .executable(name: "strata-bench", targets: ["StrataBenchmarks"]),
+  ],
+  targets: [
+    .target(name: "Strata", path: "Sources/Core", swiftSettings: strictSettings),
+    .target(
+      name: "StrataModules", dependencies: ["Strata"], path: "Sources/Modules",
+      swiftSettings: strictSettings),
+    .target(
+      name: "StrataTesting", dependencies: ["Strata"], path: "Sources/Testing",
+      swiftSettings: strictSettings),
+    .executableTarget(
+      name: "StrataBenchmarks", dependencies: ["Strata"], path: "Benchmarks",
+      swiftSettings: strictSettings),
+    .testTarget(
+      name: "StrataTests", dependencies: ["Strata"], path: "Tests/StrataTests",
+      swiftSettings: strictSettings),
+    .testTarget(
+      name: "StrataModulesTests", dependencies: ["StrataModules"],
+      path: "Tests/StrataModulesTests", swiftSettings: strictSettings),
+    .testTarget(
+      name: "StrataTestingTests", dependencies: ["StrataTesting"],
+      path: "Tests/StrataTestingTests", swiftSettings: strictSettings),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,32 @@
+/// The kind of a scope: `.root`, `.session`, `.request`, or one of your own.
+///
+/// Tags let a registration say which scope owns its instances (`Lifetime.scoped(.request)`), and
+/// they appear in error messages. Declare your own like this:
+///
+/// ```swift
+/// extension ScopeTag {
+///   static let tenant = ScopeTag("tenant")
+/// }
+/// let scope = try container.makeScope(.tenant)
+/// ```
+public struct ScopeTag: Hashable, Sendable, CustomStringConvertible {
+  /// The tag's name, as shown in error messages.
+  public let name: String
+
+  /// Creates a tag.
+  ///
+  /// - Parameter name: A name that identifies the tag. Two tags with the same name are equal.
+  public init(_ name: String) {
+    self.name = name
+  }
+
+  /// The tag of a ``Container``, the root of every scope tree.
+  public static let root = ScopeTag("root")
+  /// A scope that lives as long as a user session.
+  public static let session = ScopeTag("session")
+  /// A scope that lives as long as one request.
+  public static let request = ScopeTag("request")
+
+  /// `.request`, `.session`, or the custom name with a leading dot.
+  public var description: String { "." + name }
+}

@@ -1,0 +1,98 @@
+/// What a registration is found by: the service type, an optional typed name, and the types of the
+/// runtime arguments passed to `resolve`.
+///
+/// Keys appear in errors (``ResolutionError/key``, ``ResolutionError/path``) and in
+/// ``RegistrationDescriptor``. Their description reads like the code that would resolve them:
+///
+/// ```swift
+/// print(error.key)   // Logger named .audit
+/// ```
+public struct ServiceKey: Hashable, Sendable, CustomStringConvertible {
+  let service: TypeIdentity
+  let arguments: TypeIdentity
+  let name: AnyServiceName?
+
+  init(service: TypeIdentity, arguments: TypeIdentity, name: AnyServiceName?) {
+    self.service = service
+    self.arguments = arguments
+    self.name = name
+  }
+
+  init<Service, each Argument>(
+    _ service: Service.Type, arguments: repeat (each Argument).Type, name: AnyServiceName?
+  ) {
+    self.init(
+      service: TypeIdentity(Service.self),
+      arguments: TypeIdentity((repeat each Argument).self),
+      name: name)
+  }
+
+  /// The service type, such as `UserRepository.self`.
+  public var serviceType: Any.Type { service.type }
+
+  /// The types of the runtime arguments as one tuple type; `Void` when there are none.
+  public var argumentTypes: Any.Type { arguments.type }
+
+  /// Whether the key takes runtime arguments.
+  public var hasArguments: Bool { arguments != .void }
+
+  /// Whether the key carries a name.
+  public var isNamed: Bool { name != nil }
+
+  /// The name, as text (`.primary`, `"audit"`), or `nil` for an unnamed key.
+  public var nameDescription: String? { name?.description }
+
+  /// `UserRepository`, `Logger named .audit`, `Greeting with arguments (String, Int)`.
+  public var description: String {
+    var text = service.name
+    if let name { text += " named \(name)" }
+    if hasArguments { text += " with arguments \(arguments.tupleName)" }
+    return text
+  }
+
+  /// The service type's name alone, for resolution paths.
+  var shortDescription: String {
+    var text = service.name
+    if let name { text += "(\(name))" }
+    return text
+  }
+
+  public static func == (lhs: ServiceKey, rhs: ServiceKey) -> Bool {
+    lhs.service == rhs.service && lhs.arguments == rhs.arguments && lhs.name == rhs.name
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(service)
+    hasher.combine(arguments)
+    hasher.combine(name?.typeID ?? 0)
+  }
+}
+
+/// A metatype with identity and a readable name.
+///
+/// `@unchecked Sendable`: a metatype is an immutable, process-wide value.
+struct TypeIdentity: Hashable, @unchecked Sendable {
+  let type: Any.Type
+
+  init(_ type: Any.Type) {
+    self.type = type
+  }
+
+  static let void = TypeIdentity(Void.self)
+
+  var bits: UInt { UInt(bitPattern: ObjectIdentifier(type)) }
+
+  var name: String { String(describing: type) }
+
+  /// `(String, Int)`, `(String)`, `()`.
+  var tupleName: String {
+    let text = name
+    return text.hasPrefix("(") ? text : "(\(text))"
+  }
+
+  static func == (lhs: TypeIdentity, rhs: TypeIdentity) -> Bool {
+    ObjectIdentifier(lhs.type) == ObjectIdentifier(rhs.type)
+  }
+
+  func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(type)) }
+}

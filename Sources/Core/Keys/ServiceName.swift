@@ -1,0 +1,46 @@
+/// A registration's name, boxed so that the registry can store names of any type.
+///
+/// A name's type is part of the lookup hash; two names are compared only when their types match,
+/// and then through the typed subclass, without a dynamic cast.
+///
+/// `@unchecked Sendable`: immutable after `init`; subclasses add only a `let` of a `Sendable` type.
+@usableFromInline
+class AnyServiceName: @unchecked Sendable, CustomStringConvertible {
+  /// `ObjectIdentifier` of the name's type, as bits; never 0.
+  @usableFromInline let typeID: UInt
+
+  init(typeID: UInt) {
+    self.typeID = typeID
+  }
+
+  func isEqual(to other: AnyServiceName) -> Bool { false }
+
+  @usableFromInline var description: String { "" }
+}
+
+extension AnyServiceName: Equatable {
+  @usableFromInline
+  static func == (lhs: AnyServiceName, rhs: AnyServiceName) -> Bool { lhs.isEqual(to: rhs) }
+}
+
+@usableFromInline
+final class ServiceName<Value: Hashable & Sendable>: AnyServiceName, @unchecked Sendable {
+  @usableFromInline let value: Value
+
+  init(_ value: Value) {
+    self.value = value
+    super.init(typeID: UInt(bitPattern: ObjectIdentifier(Value.self)))
+  }
+
+  override func isEqual(to other: AnyServiceName) -> Bool {
+    other.typeID == typeID && unsafeDowncast(other, to: ServiceName<Value>.self).value == value
+  }
+
+  /// `.primary` for an enum case, `"audit"` for a string, the value's description otherwise.
+  @usableFromInline override var description: String {
+    if let string = value as? String { return "\"\(string)\"" }
+    let text = String(describing: value)
+    let isEnum = Mirror(reflecting: value).displayStyle == .enum
+    return isEnum ? "." + text : text
+  }
+}

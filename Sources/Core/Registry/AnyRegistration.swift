@@ -1,0 +1,61 @@
+/// What every registration has, whatever its service and argument types: the facts a validator,
+/// a graph export or an error message needs.
+///
+/// `@unchecked Sendable`: every stored property is a `let` except `previous`, which the registry
+/// writes once, before publishing the snapshot that makes this registration visible (the atomic
+/// release of that publication orders the write before every reader's acquire).
+@usableFromInline
+class AnyRegistration: @unchecked Sendable {
+  let key: ServiceKey
+  let lifetime: Lifetime
+  @usableFromInline let kind: Lifetime.Kind
+  let location: SourceLocation
+  /// The keys the factory resolves, when they are known without running it (auto-wired
+  /// initializers and forwards); `nil` for a closure factory.
+  let dependencies: [ServiceKey]?
+  /// The registration this one replaced as the latest for its key.
+  var previous: AnyRegistration?
+
+  init(key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: [ServiceKey]?) {
+    self.key = key
+    self.lifetime = lifetime
+    self.kind = lifetime.kind
+    self.location = location
+    self.dependencies = dependencies
+  }
+
+  /// The error for a resolve that nested too deep through this registration: a cycle.
+  @usableFromInline
+  final func cycleError() -> ResolutionError { .cycle(at: key) }
+
+  /// Makes an eager singleton's instance now. Overridden by ``Registration``.
+  func createEagerly(in scope: Scope) throws {}
+
+  var descriptor: RegistrationDescriptor {
+    RegistrationDescriptor(
+      key: key, lifetime: lifetime, registeredAt: location, dependencies: dependencies)
+  }
+}
+
+/// A public, read-only description of one registration, for tools such as graph validation and
+/// export.
+///
+/// ```swift
+/// for registration in container.registrations {
+///   print(registration.key, registration.lifetime, registration.registeredAt)
+/// }
+/// ```
+public struct RegistrationDescriptor: Sendable, CustomStringConvertible {
+  /// The key the registration is found by.
+  public let key: ServiceKey
+  /// How long its instances live.
+  public let lifetime: Lifetime
+  /// Where it was registered.
+  public let registeredAt: SourceLocation
+  /// The keys its factory resolves, when known without running it: the parameters of an
+  /// auto-wired initializer, or the target of a forward. `nil` for a closure factory.
+  public let dependencies: [ServiceKey]?
+
+  /// `UserService (singleton) at App/Setup.swift:12`.
+  public var description: String { "\(key) (\(lifetime)) at \(registeredAt)" }
+}

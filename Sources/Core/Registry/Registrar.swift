@@ -1,0 +1,302 @@
+/// Collects a batch of registrations, which Strata then publishes all at once.
+///
+/// You receive a registrar in the closure passed to ``Container/init(_:)`` or
+/// ``Scope/register(_:)``. Nothing you register is visible until the closure returns; then the
+/// whole batch becomes visible atomically, at a cost proportional to the batch.
+///
+/// ```swift
+/// let container = try Container { registry in
+///   registry.register(Database.self, lifetime: .singleton) { _ in try Postgres(url: databaseURL) }
+///   registry.register(UserRepository.self, SQLUserRepository.init)            // auto-wired
+///   registry.register(Logger.self, name: LogChannel.audit) { _ in AuditLogger() }
+///   registry.register(Greeting.self) { _, name: String in Greeting(name) }    // runtime argument
+///   registry.register(instance: Configuration.load())
+/// }
+/// ```
+///
+/// A registrar is not `Sendable`: use it only inside the closure that received it.
+public final class Registrar {
+  var staged: [any StagedRegistration] = []
+
+  init() {}
+
+  /// Registers a factory closure, optionally taking runtime arguments after the resolver.
+  ///
+  /// ```swift
+  /// registry.register(UserService.self, lifetime: .singleton) { resolver in
+  ///   UserService(repository: try resolver.resolve(UserRepository.self))
+  /// }
+  /// registry.register(Greeting.self) { _, name: String, times: Int in Greeting(name, times) }
+  /// ```
+  ///
+  /// A factory with runtime arguments is resolved with ``Scope/resolve(_:arguments:)``; its
+  /// argument types become part of the key.
+  ///
+  /// - Parameters:
+  ///   - type: The type to register, usually a protocol. Resolve with exactly this type.
+  ///   - name: A typed name (an enum case, say) to tell apart several registrations of `type`;
+  ///     `nil` for the unnamed registration.
+  ///   - lifetime: How long instances live; `.transient` by default. Shared lifetimes
+  ///     (`singleton`, `weak`, `scoped`) cannot take runtime arguments.
+  ///   - factory: Makes an instance. It may throw; the error reaches the caller of `resolve`
+  ///     wrapped with the resolution path.
+  /// - Returns: A handle to add forwards or an activation hook.
+  @discardableResult
+  public func register<Service, each Argument>(
+    _ type: Service.Type,
+    name: (any Hashable & Sendable)? = nil,
+    lifetime: Lifetime = .transient,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    factory: @escaping @Sendable (Resolver, repeat each Argument) throws -> Service
+  ) -> RegistrationHandle<Service> {
+    stage(
+      Staged<Service, repeat each Argument>(
+        key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
+        lifetime: lifetime, location: SourceLocation(fileID, line), dependencies: nil,
+        factory: factory))
+  }
+
+  /// Registers an initializer (or any function) whose parameters Strata resolves: auto-wiring.
+  ///
+  /// ```swift
+  /// struct SQLUserRepository: UserRepository {
+  ///   init(database: Database, logger: Logger) { … }
+  /// }
+  /// registry.register(UserRepository.self, SQLUserRepository.init)
+  /// ```
+  ///
+  /// The parameter types are recorded as the registration's dependencies, so tools can check the
+  /// graph without running any factory. A parameter of type ``Lazy`` or ``Provider`` is resolved
+  /// lazily.
+  ///
+  /// - Parameters:
+  ///   - type: The type to register.
+  ///   - name: A typed name, or `nil`.
+  ///   - lifetime: How long instances live; `.transient` by default.
+  ///   - initializer: A function from the dependencies to the service, typically `Type.init`.
+  /// - Returns: A handle to add forwards or an activation hook.
+  @discardableResult
+  public func register<Service, each Dependency>(
+    _ type: Service.Type,
+    name: (any Hashable & Sendable)? = nil,
+    lifetime: Lifetime = .transient,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    _ initializer: @escaping @Sendable (repeat each Dependency) throws -> Service
+  ) -> RegistrationHandle<Service> {
+    var dependencies: [ServiceKey] = []
+    repeat dependencies.append(ServiceKey((each Dependency).self, name: nil))
+    return stage(
+      Staged<Service>(
+        key: ServiceKey(Service.self, name: Self.box(name)), lifetime: lifetime,
+        location: SourceLocation(fileID, line), dependencies: dependencies,
+        factory: { resolver in try initializer(repeat try resolver.resolve((each Dependency).self)) }))
+  }
+
+  /// Registers a ready-made instance as a singleton.
+  ///
+  /// ```swift
+  /// registry.register(Configuration.self, instance: Configuration(environment: .production))
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - type: The type to register; inferred from `instance` when omitted.
+  ///   - name: A typed name, or `nil`.
+  ///   - instance: The instance every resolve returns.
+  /// - Returns: A handle to add forwards.
+  @discardableResult
+  public func register<Service>(
+    _ type: Service.Type = Service.self,
+    name: (any Hashable & Sendable)? = nil,
+    instance: Service,
+    fileID: StaticString = #fileID,
+    line: UInt = #line
+  ) -> RegistrationHandle<Service> {
+    let staged = Staged<Service>(
+      key: ServiceKey(Service.self, name: Self.box(name)), lifetime: .singleton,
+      location: SourceLocation(fileID, line), dependencies: [],
+      factory: { _ in throw StagedBase<Service>.unreachable })
+    staged.instance = instance
+    return stage(staged)
+  }
+
+  private func stage<Service>(_ staged: StagedBase<Service>) -> RegistrationHandle<Service> {
+    self.staged.append(staged)
+    return RegistrationHandle(staged: staged)
+  }
+
+  static func box(_ name: (any Hashable & Sendable)?) -> AnyServiceName? {
+    guard let name else { return nil }
+    func open<Name: Hashable & Sendable>(_ name: Name) -> AnyServiceName { ServiceName(name) }
+    return open(name)
+  }
+
+  /// Turns the batch into registrations, or reports the first invalid one.
+  func materialize() throws -> [AnyRegistration] {
+    var result: [AnyRegistration] = []
+    for entry in staged { result += try entry.materialize() }
+    return result
+  }
+}
+
+/// A handle on a registration being added, to refine it before the batch is published.
+///
+/// ```swift
+/// registry.register(PostgresStore.self, lifetime: .singleton) { _ in PostgresStore() }
+///   .forwarding(to: UserStore.self)
+///   .forwarding(to: OrderStore.self)
+/// ```
+public struct RegistrationHandle<Service> {
+  let staged: StagedBase<Service>
+
+  /// Makes the same registration resolvable as `type` too, sharing its lifetime: a singleton
+  /// forwarded to two protocols is one instance.
+  ///
+  /// ```swift
+  /// registry.register(PostgresStore.self, lifetime: .singleton) { _ in PostgresStore() }
+  ///   .forwarding(to: UserStore.self)
+  /// let store = try container.resolve(UserStore.self)   // the PostgresStore singleton
+  /// ```
+  ///
+  /// `Service` must conform to (or be a subclass of) `type`; Strata checks the conversion when the
+  /// forward is first resolved and throws `.typeMismatch` if it fails. Use
+  /// ``forwarding(to:as:fileID:line:)`` to have the compiler check it.
+  ///
+  /// - Parameter type: Another type, usually a protocol `Service` conforms to.
+  /// - Returns: This handle, for chaining.
+  @discardableResult
+  public func forwarding<Other>(
+    to type: Other.Type, fileID: StaticString = #fileID, line: UInt = #line
+  ) -> RegistrationHandle<Service> {
+    forwarding(to: type, as: nil, location: SourceLocation(fileID, line))
+  }
+
+  /// Makes the same registration resolvable as `type` too, converting with `convert`.
+  ///
+  /// ```swift
+  /// registry.register(PostgresStore.self) { _ in PostgresStore() }
+  ///   .forwarding(to: UserStore.self, as: { $0 })   // the compiler checks the conversion
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - type: Another type.
+  ///   - convert: Converts the service to `type`; usually `{ $0 }`.
+  /// - Returns: This handle, for chaining.
+  @discardableResult
+  public func forwarding<Other>(
+    to type: Other.Type, as convert: @escaping @Sendable (Service) -> Other,
+    fileID: StaticString = #fileID, line: UInt = #line
+  ) -> RegistrationHandle<Service> {
+    forwarding(to: type, as: convert, location: SourceLocation(fileID, line))
+  }
+
+  private func forwarding<Other>(
+    to type: Other.Type, as convert: (@Sendable (Service) -> Other)?, location: SourceLocation
+  ) -> RegistrationHandle<Service> {
+    staged.forwards.append { (target: Registration<Service>) -> AnyRegistration in
+      let key = ServiceKey(
+        service: TypeIdentity(Other.self), arguments: .void, name: target.key.name)
+      return Registration<Other>(
+        key: key, lifetime: .transient, location: location, dependencies: [target.key],
+        factory: { resolver in
+          let instance = try target.instance(resolver, owner: resolver.ownerHint(of: target))
+          if let convert { return convert(instance) }
+          guard let converted = instance as? Other else {
+            throw ResolutionError(
+              code: .typeMismatch, key: key, registeredAt: location,
+              hintSource: .text(
+                "`\(target.key)` is forwarded to `\(Other.self)`, but `\(Swift.type(of: instance))` does "
+                  + "not conform to it; forward only to protocols the service conforms to"))
+          }
+          return converted
+        }, activation: nil)
+    }
+    return self
+  }
+
+  /// Runs `hook` after each new instance is made, before anybody else receives it: property
+  /// injection, and the way to close a circular reference.
+  ///
+  /// ```swift
+  /// registry.register(Parent.self, lifetime: .graph) { _ in Parent() }
+  ///   .onActivated { resolver, parent in parent.child = try resolver.resolve(Child.self) }
+  /// registry.register(Child.self, lifetime: .graph) { resolver in
+  ///   Child(parent: try resolver.resolve(Parent.self))   // the same Parent
+  /// }
+  /// ```
+  ///
+  /// For `graph`, `singleton` and `scoped` lifetimes the new instance is already shared when
+  /// the hook runs, so a dependency that asks for it again (on the same thread) receives it.
+  ///
+  /// - Parameter hook: Receives a resolver and the new instance. If it throws, the instance is
+  ///   discarded and the error reaches the caller of `resolve`.
+  /// - Returns: This handle, for chaining.
+  @discardableResult
+  public func onActivated(_ hook: @escaping @Sendable (Resolver, Service) throws -> Void)
+    -> RegistrationHandle<Service>
+  {
+    let previous = staged.activation
+    staged.activation = { resolver, instance in
+      try previous?(resolver, instance)
+      try hook(resolver, instance)
+    }
+    return self
+  }
+}
+
+protocol StagedRegistration {
+  func materialize() throws -> [AnyRegistration]
+}
+
+/// A registration being built: mutable until its batch is published.
+class StagedBase<Service>: StagedRegistration {
+  var activation: Registration<Service>.Activation?
+  var forwards: [(Registration<Service>) -> AnyRegistration] = []
+  /// A ready-made instance: the registration starts out created and never runs its factory.
+  var instance: Service?
+
+  struct Unreachable: Error {}
+  static var unreachable: Unreachable { Unreachable() }
+
+  func materialize() throws -> [AnyRegistration] { [] }
+}
+
+final class Staged<Service, each Argument>: StagedBase<Service> {
+  let key: ServiceKey
+  let lifetime: Lifetime
+  let location: SourceLocation
+  let dependencies: [ServiceKey]?
+  let factory: Registration<Service, repeat each Argument>.Factory
+
+  init(
+    key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: [ServiceKey]?,
+    factory: @escaping Registration<Service, repeat each Argument>.Factory
+  ) {
+    self.key = key
+    self.lifetime = lifetime
+    self.location = location
+    self.dependencies = dependencies
+    self.factory = factory
+  }
+
+  override func materialize() throws -> [AnyRegistration] {
+    let registration = Registration<Service, repeat each Argument>(
+      key: key, lifetime: lifetime, location: location, dependencies: dependencies,
+      factory: factory, activation: activation, instance: instance)
+    if key.hasArguments && lifetime.isShared {
+      throw ResolutionError(
+        code: .invalidRegistration, key: key, registeredAt: location,
+        hintSource: .text(
+          "a \(lifetime) registration cannot take runtime arguments (which instance would a second "
+            + "set of arguments get?); register it as transient or graph"))
+    }
+    guard !forwards.isEmpty else { return [registration] }
+    guard let plain = registration.withoutArguments else {
+      throw ResolutionError(
+        code: .invalidRegistration, key: key, registeredAt: location,
+        hintSource: .text("only a registration without runtime arguments can be forwarded"))
+    }
+    return [registration] + forwards.map { $0(plain) }
+  }
+}

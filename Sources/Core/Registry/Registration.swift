@@ -1,0 +1,198 @@
+import Synchronization
+
+/// A registration with its types known: the factory, the lifetime's storage and the post-init hook.
+///
+/// Found by key in a ``Registry`` and downcast with `unsafeDowncast`: the key holds the service type
+/// and the argument types, so a registration found under a key always has exactly these generic
+/// arguments.
+///
+/// `@unchecked Sendable`: the factory and hook are `@Sendable`; `storage` is written only while the
+/// entry's ``CreationGuard`` is held and before `state` is set to `ready` with release ordering, and
+/// read only after an acquiring load of `state` saw `ready`; `weakInstance` is accessed only under
+/// the guard.
+@usableFromInline
+final class Registration<Service, each Argument>: AnyRegistration, @unchecked Sendable {
+  @usableFromInline typealias Factory = @Sendable (Resolver, repeat each Argument) throws -> Service
+  @usableFromInline typealias Activation = @Sendable (Resolver, Service) throws -> Void
+
+  @usableFromInline let factory: Factory
+  @usableFromInline let activation: Activation?
+  /// `empty`, `ready` (a shared instance is in `storage`), or `provisional` (the creating thread
+  /// stored it and runs the activation hook; only that thread may read it).
+  @usableFromInline let state = Atomic<UInt8>(Registration.empty)
+  @usableFromInline let storage: UnsafeMutablePointer<Service?>
+  private let creation = CreationGuard()
+  private weak var weakInstance: AnyObject?
+
+  @usableFromInline static var empty: UInt8 { 0 }
+  @usableFromInline static var ready: UInt8 { 1 }
+  @usableFromInline static var provisional: UInt8 { 2 }
+
+  init(
+    key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: [ServiceKey]?,
+    factory: @escaping Factory, activation: Activation?, instance: Service? = nil
+  ) {
+    self.factory = factory
+    self.activation = activation
+    storage = .allocate(capacity: 1)
+    storage.initialize(to: instance)
+    super.init(key: key, lifetime: lifetime, location: location, dependencies: dependencies)
+    if instance != nil { state.store(Registration.ready, ordering: .releasing) }
+  }
+
+  deinit {
+    storage.deinitialize(count: 1)
+    storage.deallocate()
+  }
+
+  /// The instance for a resolve reaching this registration through `resolver`, which is one level
+  /// deeper than the caller's. `owner` is the scope whose registry holds this registration.
+  @inlinable @inline(__always)
+  final func instance(
+    _ resolver: Resolver, owner: Unmanaged<Scope>, _ arguments: repeat each Argument
+  ) throws -> Service {
+    if kind == .transient { return try make(resolver, repeat each arguments) }
+    if state.load(ordering: .acquiring) == Registration.ready {
+      return storage.pointee.unsafelyUnwrapped
+    }
+    return try sharedInstance(resolver, owner: owner.takeUnretainedValue(), repeat each arguments)
+  }
+
+  /// Runs the factory and the activation hook, adding this registration to any error's path.
+  @inlinable @inline(__always)
+  final func make(_ resolver: Resolver, _ arguments: repeat each Argument) throws -> Service {
+    let instance = try construct(resolver, repeat each arguments)
+    if activation != nil { try activate(instance, resolver) }
+    return instance
+  }
+
+  @inlinable @inline(__always)
+  final func construct(_ resolver: Resolver, _ arguments: repeat each Argument) throws -> Service {
+    guard resolver.depth < Resolver.maximumDepth else { throw cycleError() }
+    do {
+      return try factory(resolver, repeat each arguments)
+    } catch {
+      throw ResolutionError.propagating(error, through: self)
+    }
+  }
+
+  @usableFromInline
+  final func activate(_ instance: Service, _ resolver: Resolver) throws {
+    do {
+      try activation?(resolver, instance)
+    } catch {
+      throw ResolutionError.propagating(error, through: self, activating: true)
+    }
+  }
+
+  /// Every lifetime but `transient`, and a `singleton` not yet created.
+  @usableFromInline
+  final func sharedInstance(
+    _ resolver: Resolver, owner: Scope, _ arguments: repeat each Argument
+  ) throws -> Service {
+    switch kind {
+    case .transient:
+      return try make(resolver, repeat each arguments)
+    case .singleton, .eagerSingleton:
+      // A singleton's dependencies come from the scope that registered it, never from the asker.
+      return try singleton(Resolver(owner: owner, depth: resolver.depth), repeat each arguments)
+    case .weak:
+      return try weakShared(Resolver(owner: owner, depth: resolver.depth), repeat each arguments)
+    case .graph:
+      return try graphShared(resolver, repeat each arguments)
+    case .scoped:
+      return try scoped(resolver, repeat each arguments)
+    }
+  }
+
+  private func singleton(_ resolver: Resolver, _ arguments: repeat each Argument) throws -> Service {
+    if state.load(ordering: .acquiring) == Registration.provisional && creation.isHeldByCurrentThread {
+      // Re-entered from this singleton's own activation hook: the instance exists; hand it out.
+      return storage.pointee.unsafelyUnwrapped
+    }
+    return try creation.withCreationLock(for: key) {
+      if state.load(ordering: .acquiring) == Registration.ready {
+        return storage.pointee.unsafelyUnwrapped
+      }
+      let instance = try construct(resolver, repeat each arguments)
+      storage.pointee = instance
+      if activation != nil {
+        state.store(Registration.provisional, ordering: .releasing)
+        do {
+          try activate(instance, resolver)
+        } catch {
+          storage.pointee = nil
+          state.store(Registration.empty, ordering: .releasing)
+          throw error
+        }
+      }
+      state.store(Registration.ready, ordering: .releasing)
+      return instance
+    }
+  }
+
+  private func weakShared(_ resolver: Resolver, _ arguments: repeat each Argument) throws -> Service {
+    try creation.withCreationLock(for: key) {
+      if let existing = weakInstance as? Service { return existing }
+      let instance = try make(resolver, repeat each arguments)
+      weakInstance = instance as AnyObject
+      return instance
+    }
+  }
+
+  private func graphShared(_ resolver: Resolver, _ arguments: repeat each Argument) throws -> Service {
+    let graph = resolver.graph ?? GraphCache()
+    let resolver = Resolver(scope: resolver.scope, depth: resolver.depth, graph: graph)
+    let id = ObjectIdentifier(self)
+    switch graph.entries[id] {
+    case .some(.some(let box)):
+      return unsafeDowncast(box, to: GraphBox<Service>.self).value
+    case .some(.none):
+      throw ResolutionError.cycle(at: key)
+    case .none:
+      graph.entries[id] = .some(nil)  // under construction: asking again is a cycle
+      do {
+        let instance = try construct(resolver, repeat each arguments)
+        graph.entries[id] = GraphBox(instance)
+        if activation != nil { try activate(instance, resolver) }
+        return instance
+      } catch {
+        graph.entries[id] = nil
+        throw error
+      }
+    }
+  }
+
+  private func scoped(_ resolver: Resolver, _ arguments: repeat each Argument) throws -> Service {
+    try resolver.scope.scopedInstance(of: self, lifetime: lifetime, resolver: resolver) { owner in
+      try make(owner, repeat each arguments)
+    }
+  }
+
+  /// This registration typed as one without runtime arguments, if it takes none.
+  var withoutArguments: Registration<Service>? {
+    guard (repeat each Argument).self == Void.self else { return nil }
+    return unsafeDowncast(self as AnyRegistration, to: Registration<Service>.self)
+  }
+
+  override func createEagerly(in scope: Scope) throws {
+    guard let registration = withoutArguments else { return }
+    _ = try registration.singleton(Resolver(owner: scope, depth: 0))
+  }
+}
+
+/// The per-resolve cache behind the `graph` lifetime.
+///
+/// Not `Sendable`: it belongs to one top-level resolve, on one thread.
+@usableFromInline
+final class GraphCache {
+  /// `nil` value: the entry is under construction.
+  var entries: [ObjectIdentifier: AnyObject?] = [:]
+
+  @usableFromInline init() {}
+}
+
+final class GraphBox<Value> {
+  let value: Value
+  init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,188 @@
+/// The one error type Strata throws: what went wrong, for which key, along which resolution path,
+/// where the registration involved was made, and a hint on how to fix it.
+///
+/// ```swift
+/// do {
+///   _ = try container.resolve(App.self)
+/// } catch let error as ResolutionError {
+///   print(error)
+///   // notRegistered: nothing is registered for `Database`
+///   //   path: App → UserService → Database
+///   //   requested by the registration at App/Setup.swift:14
+///   //   hint: `PostgresDatabase` is registered; did you mean to forward it to `Database`?
+///   if error.code == .notRegistered { … }
+/// }
+/// ```
+///
+/// Creating the error is cheap: the hint, which may search the registrations, is worked out only
+/// when ``hint`` or ``description`` is read.
+public struct ResolutionError: Error, CustomStringConvertible {
+  /// What kind of failure this is. New codes may be added; switch with a `default` case.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// The code's name, such as `notRegistered`.
+    public let rawValue: String
+
+    init(_ rawValue: String) {
+      self.rawValue = rawValue
+    }
+
+    /// Nothing is registered for the key in the scope chain (argument types and name included).
+    public static let notRegistered = Code("notRegistered")
+    /// The resolution reached a service it was already building.
+    public static let cycle = Code("cycle")
+    /// A factory threw; ``ResolutionError/underlying`` holds its error.
+    public static let factoryFailed = Code("factoryFailed")
+    /// An activation hook (``RegistrationHandle/onActivated(_:)``) threw.
+    public static let activationFailed = Code("activationFailed")
+    /// A forwarded service could not be converted to the type it was forwarded to.
+    public static let typeMismatch = Code("typeMismatch")
+    /// A registration is not valid as written (for example a singleton with runtime arguments).
+    public static let invalidRegistration = Code("invalidRegistration")
+    /// The scope was closed before or during the resolve.
+    public static let scopeClosed = Code("scopeClosed")
+    /// A `scoped(tag)` service was resolved where no enclosing scope has that tag.
+    public static let noMatchingScope = Code("noMatchingScope")
+    /// A longer-lived instance would capture a shorter-lived one.
+    public static let captiveDependency = Code("captiveDependency")
+    /// One or more disposers failed while a scope closed; ``ResolutionError/disposalErrors``
+    /// lists them.
+    public static let disposalFailed = Code("disposalFailed")
+
+    /// The code's name.
+    public var description: String { rawValue }
+  }
+
+  /// What kind of failure this is.
+  public let code: Code
+  /// The key the failure is about: the missing service, the failing factory's service, the
+  /// service that closed a cycle.
+  public let key: ServiceKey
+  /// The chain of services being resolved, outermost first, ending with ``key``:
+  /// `App → UserService → Database`. For a cycle, it ends where the cycle closes.
+  public var path: [ServiceKey] { trimmedPath }
+  /// Where the registration involved was made: the failing registration for a factory error or a
+  /// cycle; for a missing service, the registration that asked for it (`nil` at top level).
+  public internal(set) var registeredAt: SourceLocation?
+  /// The error a factory, hook or disposer threw, if that is what happened.
+  public let underlying: (any Error)?
+  /// For ``Code/disposalFailed``: every disposer error, in the order they happened.
+  public let disposalErrors: [any Error]
+
+  var rawPath: [ServiceKey]
+  let hintSource: HintSource?
+
+  /// How the hint is produced, lazily.
+  enum HintSource: Sendable {
+    case text(String)
+    /// Near misses for `key` among the registrations of a scope chain.
+    case candidates(key: ServiceKey, registries: [Registry])
+  }
+
+  init(
+    code: Code, key: ServiceKey, registeredAt: SourceLocation?, underlying: (any Error)? = nil,
+    disposalErrors: [any Error] = [], hintSource: HintSource? = nil
+  ) {
+    self.code = code
+    self.key = key
+    self.rawPath = [key]
+    self.registeredAt = registeredAt
+    self.underlying = underlying
+    self.disposalErrors = disposalErrors
+    self.hintSource = hintSource
+  }
+
+  /// How to fix it, when Strata can tell.
+  public var hint: String? {
+    switch hintSource {
+    case .text(let text): text
+    case .candidates(let key, let registries): Hints.forMissing(key, in: registries)
+    case nil: nil
+    }
+  }
+
+  /// For a ``Code/cycle``: the services that form the cycle, starting and ending with the same one.
+  public var cycle: [ServiceKey]? {
+    guard code == .cycle, let last = rawPath.last,
+      let first = rawPath.dropLast().firstIndex(of: last)
+    else { return nil }
+    return Array(rawPath[first...])
+  }
+
+  /// One sentence on what went wrong.
+  public var message: String {
+    switch code {
+    case .notRegistered: "nothing is registered for `\(key)`"
+    case .cycle:
+      if let cycle { "circular dependency: \(cycle.map(\.shortDescription).joined(separator: " → "))" }
+      else { "circular dependency while resolving `\(key)`" }
+    case .factoryFailed: "the factory of `\(key)` threw: \(underlying.map { "\($0)" } ?? "an error")"
+    case .activationFailed:
+      "the activation hook of `\(key)` threw: \(underlying.map { "\($0)" } ?? "an error")"
+    case .typeMismatch: "a forwarded instance could not be converted to `\(key.service.name)`"
+    case .invalidRegistration: "the registration of `\(key)` is invalid"
+    case .scopeClosed: "the scope was closed; `\(key)` cannot be resolved from it"
+    case .noMatchingScope: "`\(key)` needs an enclosing scope that is not there"
+    case .captiveDependency: "a longer-lived service would capture the shorter-lived `\(key)`"
+    case .disposalFailed: "\(disposalErrors.count) disposer(s) failed while the scope closed"
+    default: "\(code) for `\(key)`"
+    }
+  }
+
+  /// The full report: code, message, path, registration site and hint, one per line.
+  public var description: String {
+    var lines = ["\(code): \(message)"]
+    let path = self.path
+    if path.count > 1 { lines.append("  path: " + path.map(\.shortDescription).joined(separator: " → ")) }
+    if let registeredAt {
+      let role = code == .notRegistered ? "requested by the registration at" : "registered at"
+      lines.append("  \(role) \(registeredAt)")
+    }
+    if let hint { lines.append("  hint: \(hint)") }
+    for error in disposalErrors { lines.append("  disposer error: \(error)") }
+    return lines.joined(separator: "\n")
+  }
+
+  /// The path with a cycle shown once: `App → A → B → A`, however deep the recursion went.
+  private var trimmedPath: [ServiceKey] {
+    guard code == .cycle, rawPath.count > 1 else { return rawPath }
+    for (index, key) in rawPath.enumerated() {
+      if let repeatAt = rawPath[(index + 1)...].firstIndex(of: key) {
+        return Array(rawPath[...repeatAt])
+      }
+    }
+    return rawPath
+  }
+}
+
+extension ResolutionError {
+  /// A cycle detected at `key`.
+  static func cycle(at key: ServiceKey, acrossThreads: Bool = false) -> ResolutionError {
+    ResolutionError(
+      code: .cycle, key: key, registeredAt: nil,
+      hintSource: .text(
+        acrossThreads
+          ? "`\(key)` is being created by another thread that is waiting for a service this thread "
+            + "is creating; break the cycle with Lazy, Provider or an onActivated hook"
+          : "break the cycle: inject one side as Lazy or Provider, or set it in an onActivated hook "
+            + "of a graph, singleton or scoped registration"))
+  }
+
+  /// `error` thrown inside `registration`'s factory or hook, with `registration` added to its path.
+  @usableFromInline
+  static func propagating(
+    _ error: any Error, through registration: AnyRegistration, activating: Bool = false
+  ) -> ResolutionError {
+    guard var resolution = error as? ResolutionError else {
+      return ResolutionError(
+        code: activating ? .activationFailed : .factoryFailed, key: registration.key,
+        registeredAt: registration.location, underlying: error,
+        hintSource: .text(
+          activating
+            ? "the instance was discarded; fix the hook or the service it resolves"
+            : "the error comes from your factory; `underlying` holds it"))
+    }
+    if resolution.registeredAt == nil { resolution.registeredAt = registration.location }
+    resolution.rawPath.insert(registration.key, at: 0)
+    return resolution
+  }
+}

@@ -1,0 +1,229 @@
+extension Resolver {
+  /// Resolves the service registered for `type`.
+  ///
+  /// ```swift
+  /// let repository = try resolver.resolve(UserRepository.self)
+  /// ```
+  ///
+  /// - Parameter type: The service type, exactly as it was registered (the protocol, if a protocol
+  ///   was registered).
+  /// - Returns: The instance the registration's lifetime calls for.
+  /// - Throws: ``ResolutionError`` when nothing is registered, a cycle is found, a factory throws,
+  ///   or the scope is closed.
+  @inlinable
+  public func resolve<Service>(_ type: Service.Type = Service.self) throws -> Service {
+    guard
+      let found = scope.find(
+        service: UInt(bitPattern: ObjectIdentifier(Service.self)),
+        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)))
+    else { return try resolveUnregistered(Service.self) }
+    return try found.registration._withUnsafeGuaranteedRef {
+      try unsafeDowncast($0, to: Registration<Service>.self).instance(nested, owner: found.owner)
+    }
+  }
+
+  /// Resolves the service registered for `type` under `name`.
+  ///
+  /// ```swift
+  /// enum Database: Hashable, Sendable { case primary, replica }
+  /// let replica = try resolver.resolve(Connection.self, name: Database.replica)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - type: The service type.
+  ///   - name: The name it was registered with; names of different types never match.
+  /// - Throws: ``ResolutionError``, as ``resolve(_:)`` does.
+  @inlinable
+  public func resolve<Service, Name: Hashable & Sendable>(
+    _ type: Service.Type = Service.self, name: Name
+  ) throws -> Service {
+    guard
+      let found = scope.find(
+        service: UInt(bitPattern: ObjectIdentifier(Service.self)),
+        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), name: name)
+    else { throw missing(Service.self, name: name) }
+    return try found.registration._withUnsafeGuaranteedRef {
+      try unsafeDowncast($0, to: Registration<Service>.self).instance(nested, owner: found.owner)
+    }
+  }
+
+  /// Resolves a service registered with runtime arguments, passing `arguments` to its factory.
+  ///
+  /// ```swift
+  /// registry.register(Greeting.self) { _, name: String, times: Int in Greeting(name, times) }
+  /// let greeting = try resolver.resolve(Greeting.self, arguments: "Ada", 3)
+  /// ```
+  ///
+  /// The argument types are part of the key: `(String, Int)` finds only a registration whose
+  /// factory takes exactly a `String` and an `Int`.
+  ///
+  /// - Throws: ``ResolutionError``, naming the registered argument types if they differ.
+  @inlinable
+  public func resolve<Service, each Argument>(
+    _ type: Service.Type = Service.self, arguments: repeat each Argument
+  ) throws -> Service {
+    guard
+      let found = scope.find(
+        service: UInt(bitPattern: ObjectIdentifier(Service.self)),
+        arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)))
+    else { throw missing(Service.self, arguments: repeat (each Argument).self) }
+    return try found.registration._withUnsafeGuaranteedRef {
+      try unsafeDowncast($0, to: Registration<Service, repeat each Argument>.self)
+        .instance(nested, owner: found.owner, repeat each arguments)
+    }
+  }
+
+  /// Resolves a named service registered with runtime arguments.
+  ///
+  /// ```swift
+  /// let formal = try resolver.resolve(Greeting.self, name: Tone.formal, arguments: "Ada", 3)
+  /// ```
+  ///
+  /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:)`` does.
+  @inlinable
+  public func resolve<Service, Name: Hashable & Sendable, each Argument>(
+    _ type: Service.Type = Service.self, name: Name, arguments: repeat each Argument
+  ) throws -> Service {
+    guard
+      let found = scope.find(
+        service: UInt(bitPattern: ObjectIdentifier(Service.self)),
+        arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)), name: name)
+    else { throw missing(Service.self, name: name, arguments: repeat (each Argument).self) }
+    return try found.registration._withUnsafeGuaranteedRef {
+      try unsafeDowncast($0, to: Registration<Service, repeat each Argument>.self)
+        .instance(nested, owner: found.owner, repeat each arguments)
+    }
+  }
+
+  /// Resolves `type` if anything is registered for it, and returns `nil` if nothing is.
+  ///
+  /// ```swift
+  /// let analytics = try resolver.resolveIfRegistered(Analytics.self) ?? NoAnalytics()
+  /// ```
+  ///
+  /// - Throws: ``ResolutionError`` if a registration exists but resolving it fails: a missing
+  ///   dependency further down is still an error, not `nil`.
+  public func resolveIfRegistered<Service>(_ type: Service.Type = Service.self) throws -> Service? {
+    guard isRegistered(ServiceKey(Service.self, name: nil)) || Service.self is any ImplicitDependency.Type
+    else { return nil }
+    return try resolve(Service.self)
+  }
+
+  /// Resolves `type` under `name` if it is registered, and returns `nil` if it is not.
+  ///
+  /// - Throws: ``ResolutionError`` if a registration exists but resolving it fails.
+  public func resolveIfRegistered<Service, Name: Hashable & Sendable>(
+    _ type: Service.Type = Service.self, name: Name
+  ) throws -> Service? {
+    guard isRegistered(ServiceKey(Service.self, name: ServiceName(name))) else { return nil }
+    return try resolve(Service.self, name: name)
+  }
+
+  /// Resolves every registration of `type`, in the order documented below.
+  ///
+  /// ```swift
+  /// registry.register(HealthCheck.self) { _ in DatabaseCheck() }
+  /// registry.register(HealthCheck.self) { _ in CacheCheck() }
+  /// let checks = try resolver.resolveAll(HealthCheck.self)   // [DatabaseCheck, CacheCheck]
+  /// ```
+  ///
+  /// The order is the scope chain from the root down to the current scope, and within each scope
+  /// the order of registration. Only unnamed registrations without arguments are included; use
+  /// ``resolveAll(_:name:)`` for a name. `resolve(_:)` returns the last element of this list.
+  ///
+  /// - Returns: One instance per registration, each with its own lifetime; empty if none.
+  /// - Throws: ``ResolutionError`` if any of them fails.
+  public func resolveAll<Service>(_ type: Service.Type = Service.self) throws -> [Service] {
+    try resolveAll(ServiceKey(Service.self, name: nil), as: Service.self)
+  }
+
+  /// Resolves every registration of `type` under `name`, in the order of ``resolveAll(_:)``.
+  ///
+  /// - Throws: ``ResolutionError`` if any of them fails.
+  public func resolveAll<Service, Name: Hashable & Sendable>(
+    _ type: Service.Type = Service.self, name: Name
+  ) throws -> [Service] {
+    try resolveAll(ServiceKey(Service.self, name: ServiceName(name)), as: Service.self)
+  }
+
+  /// A ``Lazy`` that resolves `type` from this resolver's scope on first use.
+  ///
+  /// ```swift
+  /// registry.register(Parent.self) { resolver in Parent(child: resolver.lazy(Child.self)) }
+  /// ```
+  public func lazy<Service>(_ type: Service.Type = Service.self) -> Lazy<Service> {
+    Lazy(scope: scope) { try $0.resolve(Service.self) }
+  }
+
+  /// A ``Provider`` that resolves `type` from this resolver's scope each time it is called.
+  ///
+  /// ```swift
+  /// registry.register(Worker.self) { resolver in Worker(makeJob: resolver.provider(Job.self)) }
+  /// ```
+  public func provider<Service>(_ type: Service.Type = Service.self) -> Provider<Service> {
+    Provider(scope: scope) { try $0.resolve(Service.self) }
+  }
+}
+
+extension Resolver {
+  /// The slow path of an unnamed resolve without arguments that found no registration: a ``Lazy``
+  /// or ``Provider`` the container builds by itself, or a `notRegistered` error.
+  @usableFromInline
+  func resolveUnregistered<Service>(_ type: Service.Type) throws -> Service {
+    if let implicit = Service.self as? any ImplicitDependency.Type,
+      let value = implicit.init(implicitIn: scope) as? Service
+    {
+      return value
+    }
+    throw missing(ServiceKey(Service.self, name: nil))
+  }
+
+  /// The error for a key that no scope in the chain registers. Cheap: the hint is worked out only
+  /// when somebody reads it.
+  @usableFromInline
+  func missing(_ key: ServiceKey) -> ResolutionError {
+    ResolutionError(
+      code: .notRegistered, key: key, registeredAt: nil,
+      hintSource: .candidates(key: key, registries: scope.registryChain()))
+  }
+
+  @usableFromInline
+  func missing<Service, Name: Hashable & Sendable>(_ type: Service.Type, name: Name) -> ResolutionError {
+    missing(ServiceKey(Service.self, name: ServiceName(name)))
+  }
+
+  @usableFromInline
+  func missing<Service, each Argument>(
+    _ type: Service.Type, arguments: repeat (each Argument).Type
+  ) -> ResolutionError {
+    missing(ServiceKey(Service.self, arguments: repeat each arguments, name: nil))
+  }
+
+  @usableFromInline
+  func missing<Service, Name: Hashable & Sendable, each Argument>(
+    _ type: Service.Type, name: Name, arguments: repeat (each Argument).Type
+  ) -> ResolutionError {
+    missing(ServiceKey(Service.self, arguments: repeat each arguments, name: ServiceName(name)))
+  }
+
+  func isRegistered(_ key: ServiceKey) -> Bool {
+    scope.registryChain().contains { $0.latest(for: key) != nil }
+  }
+
+  func resolveAll<Service>(_ key: ServiceKey, as type: Service.Type) throws -> [Service] {
+    var result: [Service] = []
+    for (owner, registry) in scope.registryChainWithOwners().reversed() {
+      for registration in registry.all(for: key) {
+        let typed = unsafeDowncast(registration, to: Registration<Service>.self)
+        result.append(try typed.instance(nested, owner: Unmanaged.passUnretained(owner)))
+      }
+    }
+    return result
+  }
+}
+
+extension ServiceKey {
+  init<Service>(_ service: Service.Type, name: AnyServiceName?) {
+    self.init(service: TypeIdentity(Service.self), arguments: .void, name: name)
+  }
+}

@@ -1,0 +1,40 @@
+/// The root of a scope tree: where application-wide services are registered and singletons live.
+///
+/// ```swift
+/// let container = try Container { registry in
+///   registry.register(Database.self, lifetime: .singleton) { _ in try Postgres(url: databaseURL) }
+///   registry.register(UserRepository.self, SQLUserRepository.init)
+///   registry.register(UserService.self, UserService.init)
+/// }
+/// let users = try container.resolve(UserService.self)
+/// ```
+///
+/// A container is a ``Scope`` with the tag ``ScopeTag/root``; everything a scope does, it does.
+/// It is safe to share between any number of threads and tasks.
+public final class Container: Scope, @unchecked Sendable {
+  /// Creates an empty container.
+  ///
+  /// ```swift
+  /// let container = Container()
+  /// try container.register { registry in registry.register(Clock.self) { _ in SystemClock() } }
+  /// ```
+  public init() {
+    super.init(tag: .root, parent: nil, tree: ScopeTree())
+  }
+
+  /// Creates a container holding one batch of registrations, and makes its eager singletons.
+  ///
+  /// ```swift
+  /// let container = try Container { registry in
+  ///   registry.register(Metrics.self, lifetime: .eagerSingleton) { _ in try Metrics.connect() }
+  /// }
+  /// ```
+  ///
+  /// - Parameter build: Receives a ``Registrar`` to register with.
+  /// - Throws: What `build` throws, a ``ResolutionError`` for an invalid registration, or the
+  ///   error of an eager singleton's factory.
+  public convenience init(_ build: (Registrar) throws -> Void) throws {
+    self.init()
+    try register(build)
+  }
+}

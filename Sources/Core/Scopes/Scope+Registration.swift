@@ -1,0 +1,29 @@
+extension Scope {
+  /// Adds a batch of registrations to this scope, visible to it and to the scopes below it.
+  ///
+  /// ```swift
+  /// try container.register { registry in
+  ///   registry.register(FeatureFlags.self, lifetime: .singleton) { _ in RemoteFlags() }
+  ///   registry.register(Checkout.self, Checkout.init)
+  /// }
+  /// ```
+  ///
+  /// The batch is published atomically once `build` returns: resolves running at the same time
+  /// see either none or all of it. Publishing costs time proportional to the registrations the
+  /// scope then holds, so register many services in one batch rather than one at a time. It is
+  /// safe to call from any thread, including from inside a factory.
+  ///
+  /// - Parameter build: Receives a ``Registrar`` to register with.
+  /// - Throws: What `build` throws; a ``ResolutionError`` for an invalid registration (nothing of
+  ///   the batch is published then); or the error of an eager singleton's factory (the batch is
+  ///   published, and the singleton is made again on first use).
+  public final func register(_ build: (Registrar) throws -> Void) throws {
+    let registrar = Registrar()
+    try build(registrar)
+    let additions = try registrar.materialize()
+    publish(additions)
+    for registration in additions where registration.kind == .eagerSingleton {
+      try registration.createEagerly(in: self)
+    }
+  }
+}

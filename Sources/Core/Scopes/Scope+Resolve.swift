@@ -1,0 +1,127 @@
+extension Scope {
+  /// Resolves the service registered for `type`, looking from this scope up to the root.
+  ///
+  /// ```swift
+  /// let service = try container.resolve(UserService.self)
+  /// ```
+  ///
+  /// - Parameter type: The service type, exactly as it was registered.
+  /// - Returns: The instance the registration's lifetime calls for.
+  /// - Throws: ``ResolutionError`` when nothing is registered, a cycle is found, a factory throws,
+  ///   or the scope is closed. The error names the key, the path and the registration site.
+  @inlinable
+  public final func resolve<Service>(_ type: Service.Type = Service.self) throws -> Service {
+    try Resolver(topLevelIn: self).resolve(type)
+  }
+
+  /// Resolves the service registered for `type` under `name`.
+  ///
+  /// ```swift
+  /// let audit = try container.resolve(Logger.self, name: LogChannel.audit)
+  /// ```
+  ///
+  /// - Throws: ``ResolutionError``, as ``resolve(_:)`` does.
+  @inlinable
+  public final func resolve<Service, Name: Hashable & Sendable>(
+    _ type: Service.Type = Service.self, name: Name
+  ) throws -> Service {
+    try Resolver(topLevelIn: self).resolve(type, name: name)
+  }
+
+  /// Resolves a service registered with runtime arguments.
+  ///
+  /// ```swift
+  /// let greeting = try container.resolve(Greeting.self, arguments: "Ada", 3)
+  /// ```
+  ///
+  /// - Throws: ``ResolutionError``; a mismatch of argument types names both lists.
+  @inlinable
+  public final func resolve<Service, each Argument>(
+    _ type: Service.Type = Service.self, arguments: repeat each Argument
+  ) throws -> Service {
+    try Resolver(topLevelIn: self).resolve(type, arguments: repeat each arguments)
+  }
+
+  /// Resolves a named service registered with runtime arguments.
+  ///
+  /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:)`` does.
+  @inlinable
+  public final func resolve<Service, Name: Hashable & Sendable, each Argument>(
+    _ type: Service.Type = Service.self, name: Name, arguments: repeat each Argument
+  ) throws -> Service {
+    try Resolver(topLevelIn: self).resolve(type, name: name, arguments: repeat each arguments)
+  }
+
+  /// Resolves `type` if it is registered; `nil` if it is not.
+  ///
+  /// ```swift
+  /// let tracer = try container.resolveIfRegistered(Tracer.self) ?? NoopTracer()
+  /// ```
+  ///
+  /// - Throws: ``ResolutionError`` if a registration exists but resolving it fails.
+  public final func resolveIfRegistered<Service>(_ type: Service.Type = Service.self) throws -> Service? {
+    try Resolver(topLevelIn: self).resolveIfRegistered(type)
+  }
+
+  /// Resolves `type` under `name` if it is registered; `nil` if it is not.
+  ///
+  /// - Throws: ``ResolutionError`` if a registration exists but resolving it fails.
+  public final func resolveIfRegistered<Service, Name: Hashable & Sendable>(
+    _ type: Service.Type = Service.self, name: Name
+  ) throws -> Service? {
+    try Resolver(topLevelIn: self).resolveIfRegistered(type, name: name)
+  }
+
+  /// Resolves every unnamed registration of `type`: the root's first, then each scope's down to
+  /// this one, each in registration order.
+  ///
+  /// ```swift
+  /// for check in try container.resolveAll(HealthCheck.self) { try await check.run() }
+  /// ```
+  ///
+  /// - Throws: ``ResolutionError`` if any of them fails.
+  public final func resolveAll<Service>(_ type: Service.Type = Service.self) throws -> [Service] {
+    try Resolver(topLevelIn: self).resolveAll(type)
+  }
+
+  /// Resolves every registration of `type` under `name`, in the order of ``resolveAll(_:)``.
+  ///
+  /// - Throws: ``ResolutionError`` if any of them fails.
+  public final func resolveAll<Service, Name: Hashable & Sendable>(
+    _ type: Service.Type = Service.self, name: Name
+  ) throws -> [Service] {
+    try Resolver(topLevelIn: self).resolveAll(type, name: name)
+  }
+
+  /// A ``Lazy`` that resolves `type` from this scope on first use.
+  ///
+  /// ```swift
+  /// let report = container.lazy(ReportGenerator.self)
+  /// if needed { try report.value.generate() }
+  /// ```
+  public final func lazy<Service>(_ type: Service.Type = Service.self) -> Lazy<Service> {
+    Resolver(topLevelIn: self).lazy(type)
+  }
+
+  /// A ``Provider`` that resolves `type` from this scope each time it is called.
+  ///
+  /// ```swift
+  /// let makeJob = container.provider(Job.self)
+  /// let first = try makeJob(), second = try makeJob()
+  /// ```
+  public final func provider<Service>(_ type: Service.Type = Service.self) -> Provider<Service> {
+    Resolver(topLevelIn: self).provider(type)
+  }
+
+  /// Every registration visible from this scope, the root's first, each scope's in registration
+  /// order: the facts graph validation and export work from.
+  ///
+  /// ```swift
+  /// for registration in container.registrations where registration.dependencies == nil {
+  ///   print("closure factory, not checked statically:", registration)
+  /// }
+  /// ```
+  public final var registrations: [RegistrationDescriptor] {
+    registryChain().reversed().flatMap { $0.registrations.map(\.descriptor) }
+  }
+}
