@@ -48,7 +48,7 @@ public final class Registrar {
     lifetime: Lifetime = .transient,
     fileID: StaticString = #fileID,
     line: UInt = #line,
-    factory: @escaping @Sendable (Resolver, repeat each Argument) throws -> Service
+    factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
   ) -> RegistrationHandle<Service> {
     stage(
       Staged<Service, repeat each Argument>(
@@ -77,6 +77,7 @@ public final class Registrar {
   ///   - initializer: A function from the dependencies to the service, typically `Type.init`.
   /// - Returns: A handle to add forwards or an activation hook.
   @discardableResult
+  @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<Service, each Dependency>(
     _ type: Service.Type,
     name: (any Hashable & Sendable)? = nil,
@@ -233,7 +234,7 @@ public struct RegistrationHandle<Service> {
   ///   discarded and the error reaches the caller of `resolve`.
   /// - Returns: This handle, for chaining.
   @discardableResult
-  public func onActivated(_ hook: @escaping @Sendable (Resolver, Service) throws -> Void)
+  public func onActivated(_ hook: @escaping @Sendable (borrowing Resolver, Service) throws -> Void)
     -> RegistrationHandle<Service>
   {
     let previous = staged.activation

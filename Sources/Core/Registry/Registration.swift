@@ -12,8 +12,8 @@ import Synchronization
 /// the guard.
 @usableFromInline
 final class Registration<Service, each Argument>: AnyRegistration, @unchecked Sendable {
-  @usableFromInline typealias Factory = @Sendable (Resolver, repeat each Argument) throws -> Service
-  @usableFromInline typealias Activation = @Sendable (Resolver, Service) throws -> Void
+  @usableFromInline typealias Factory = @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
+  @usableFromInline typealias Activation = @Sendable (borrowing Resolver, Service) throws -> Void
 
   @usableFromInline let factory: Factory
   @usableFromInline let activation: Activation?
@@ -49,7 +49,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   /// deeper than the caller's. `owner` is the scope whose registry holds this registration.
   @inlinable @inline(__always)
   final func instance(
-    _ resolver: Resolver, owner: Unmanaged<Scope>, _ arguments: repeat each Argument
+    _ resolver: borrowing Resolver, owner: Unmanaged<Scope>, _ arguments: repeat each Argument
   ) throws -> Service {
     if kind == .transient { return try make(resolver, repeat each arguments) }
     if state.load(ordering: .acquiring) == Registration.ready {
@@ -60,14 +60,14 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
 
   /// Runs the factory and the activation hook, adding this registration to any error's path.
   @inlinable @inline(__always)
-  final func make(_ resolver: Resolver, _ arguments: repeat each Argument) throws -> Service {
+  final func make(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
     let instance = try construct(resolver, repeat each arguments)
     if activation != nil { try activate(instance, resolver) }
     return instance
   }
 
   @inlinable @inline(__always)
-  final func construct(_ resolver: Resolver, _ arguments: repeat each Argument) throws -> Service {
+  final func construct(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
     guard resolver.depth < Resolver.maximumDepth else { throw cycleError() }
     do {
       return try factory(resolver, repeat each arguments)
@@ -77,7 +77,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   }
 
   @usableFromInline
-  final func activate(_ instance: Service, _ resolver: Resolver) throws {
+  final func activate(_ instance: Service, _ resolver: borrowing Resolver) throws {
     do {
       try activation?(resolver, instance)
     } catch {
@@ -88,16 +88,16 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   /// Every lifetime but `transient`, and a `singleton` not yet created.
   @usableFromInline
   final func sharedInstance(
-    _ resolver: Resolver, owner: Scope, _ arguments: repeat each Argument
+    _ resolver: borrowing Resolver, owner: Scope, _ arguments: repeat each Argument
   ) throws -> Service {
     switch kind {
     case .transient:
       return try make(resolver, repeat each arguments)
     case .singleton, .eagerSingleton:
       // A singleton's dependencies come from the scope that registered it, never from the asker.
-      return try singleton(Resolver(owner: owner, depth: resolver.depth), repeat each arguments)
+      return try owner.withResolver(depth: resolver.depth) { try singleton($0, repeat each arguments) }
     case .weak:
-      return try weakShared(Resolver(owner: owner, depth: resolver.depth), repeat each arguments)
+      return try owner.withResolver(depth: resolver.depth) { try weakShared($0, repeat each arguments) }
     case .graph:
       return try graphShared(resolver, repeat each arguments)
     case .scoped:
@@ -105,7 +105,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     }
   }
 
-  private func singleton(_ resolver: Resolver, _ arguments: repeat each Argument) throws -> Service {
+  private func singleton(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
     if state.load(ordering: .acquiring) == Registration.provisional && creation.isHeldByCurrentThread {
       // Re-entered from this singleton's own activation hook: the instance exists; hand it out.
       return storage.pointee.unsafelyUnwrapped
@@ -131,7 +131,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     }
   }
 
-  private func weakShared(_ resolver: Resolver, _ arguments: repeat each Argument) throws -> Service {
+  private func weakShared(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
     try creation.withCreationLock(for: key) {
       if let existing = weakInstance as? Service { return existing }
       let instance = try make(resolver, repeat each arguments)
@@ -140,9 +140,14 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     }
   }
 
-  private func graphShared(_ resolver: Resolver, _ arguments: repeat each Argument) throws -> Service {
-    let graph = resolver.graph ?? GraphCache()
-    let resolver = Resolver(scope: resolver.scope, depth: resolver.depth, graph: graph)
+  private func graphShared(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
+    let graph: GraphCache
+    if let existing = resolver.graph.pointee {
+      graph = existing.takeUnretainedValue()
+    } else {
+      graph = GraphCache()
+      resolver.graph.pointee = Unmanaged.passRetained(graph)
+    }
     let id = ObjectIdentifier(self)
     switch graph.entries[id] {
     case .some(.some(let box)):
@@ -163,8 +168,8 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     }
   }
 
-  private func scoped(_ resolver: Resolver, _ arguments: repeat each Argument) throws -> Service {
-    try resolver.scope.scopedInstance(of: self, lifetime: lifetime, resolver: resolver) { owner in
+  private func scoped(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
+    try resolver.currentScope.scopedInstance(of: self, depth: resolver.depth) { owner in
       try make(owner, repeat each arguments)
     }
   }
@@ -177,7 +182,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
 
   override func createEagerly(in scope: Scope) throws {
     guard let registration = withoutArguments else { return }
-    _ = try registration.singleton(Resolver(owner: scope, depth: 0))
+    _ = try scope.withResolver { try registration.singleton($0) }
   }
 }
 

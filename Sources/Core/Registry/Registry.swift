@@ -77,7 +77,7 @@ final class Registry: @unchecked Sendable {
   @inlinable @inline(__always)
   func find(service: UInt, arguments: UInt) -> Unmanaged<AnyRegistration>? {
     var index = Int(
-      truncatingIfNeeded: Registry.hash(service: service, arguments: arguments, nameType: 0) >> shift)
+      truncatingIfNeeded: Registry.hash(service: service, arguments: arguments, nameType: 0) &>> shift)
     while true {
       let slot = slots + index
       if slot.pointee.service == service && slot.pointee.arguments == arguments
@@ -86,7 +86,7 @@ final class Registry: @unchecked Sendable {
         return slot.pointee.registration
       }
       if slot.pointee.service == 0 { return nil }
-      index = (index + 1) & mask
+      index = (index &+ 1) & mask
     }
   }
 
@@ -109,7 +109,7 @@ final class Registry: @unchecked Sendable {
         return slot.pointee.registration
       }
       if slot.pointee.service == 0 { return nil }
-      index = (index + 1) & mask
+      index = (index &+ 1) & mask
     }
   }
 

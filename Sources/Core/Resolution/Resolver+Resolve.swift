@@ -11,9 +11,10 @@ extension Resolver {
   /// - Throws: ``ResolutionError`` when nothing is registered, a cycle is found, a factory throws,
   ///   or the scope is closed.
   @inlinable
-  public func resolve<Service>(_ type: Service.Type = Service.self) throws -> Service {
+  public borrowing func resolve<Service>(_ type: Service.Type = Service.self) throws -> Service {
     guard
-      let found = scope.find(
+      let found = Scope.find(
+        from: scope,
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
         arguments: UInt(bitPattern: ObjectIdentifier(Void.self)))
     else { return try resolveUnregistered(Service.self) }
@@ -34,11 +35,12 @@ extension Resolver {
   ///   - name: The name it was registered with; names of different types never match.
   /// - Throws: ``ResolutionError``, as ``resolve(_:)`` does.
   @inlinable
-  public func resolve<Service, Name: Hashable & Sendable>(
+  public borrowing func resolve<Service, Name: Hashable & Sendable>(
     _ type: Service.Type = Service.self, name: Name
   ) throws -> Service {
     guard
-      let found = scope.find(
+      let found = Scope.find(
+        from: scope,
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
         arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), name: name)
     else { throw missing(Service.self, name: name) }
@@ -59,11 +61,12 @@ extension Resolver {
   ///
   /// - Throws: ``ResolutionError``, naming the registered argument types if they differ.
   @inlinable
-  public func resolve<Service, each Argument>(
+  public borrowing func resolve<Service, each Argument>(
     _ type: Service.Type = Service.self, arguments: repeat each Argument
   ) throws -> Service {
     guard
-      let found = scope.find(
+      let found = Scope.find(
+        from: scope,
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
         arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)))
     else { throw missing(Service.self, arguments: repeat (each Argument).self) }
@@ -81,11 +84,12 @@ extension Resolver {
   ///
   /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:)`` does.
   @inlinable
-  public func resolve<Service, Name: Hashable & Sendable, each Argument>(
+  public borrowing func resolve<Service, Name: Hashable & Sendable, each Argument>(
     _ type: Service.Type = Service.self, name: Name, arguments: repeat each Argument
   ) throws -> Service {
     guard
-      let found = scope.find(
+      let found = Scope.find(
+        from: scope,
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
         arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)), name: name)
     else { throw missing(Service.self, name: name, arguments: repeat (each Argument).self) }
@@ -103,7 +107,7 @@ extension Resolver {
   ///
   /// - Throws: ``ResolutionError`` if a registration exists but resolving it fails: a missing
   ///   dependency further down is still an error, not `nil`.
-  public func resolveIfRegistered<Service>(_ type: Service.Type = Service.self) throws -> Service? {
+  public borrowing func resolveIfRegistered<Service>(_ type: Service.Type = Service.self) throws -> Service? {
     guard isRegistered(ServiceKey(Service.self, name: nil)) || Service.self is any ImplicitDependency.Type
     else { return nil }
     return try resolve(Service.self)
@@ -112,7 +116,7 @@ extension Resolver {
   /// Resolves `type` under `name` if it is registered, and returns `nil` if it is not.
   ///
   /// - Throws: ``ResolutionError`` if a registration exists but resolving it fails.
-  public func resolveIfRegistered<Service, Name: Hashable & Sendable>(
+  public borrowing func resolveIfRegistered<Service, Name: Hashable & Sendable>(
     _ type: Service.Type = Service.self, name: Name
   ) throws -> Service? {
     guard isRegistered(ServiceKey(Service.self, name: ServiceName(name))) else { return nil }
@@ -133,14 +137,14 @@ extension Resolver {
   ///
   /// - Returns: One instance per registration, each with its own lifetime; empty if none.
   /// - Throws: ``ResolutionError`` if any of them fails.
-  public func resolveAll<Service>(_ type: Service.Type = Service.self) throws -> [Service] {
+  public borrowing func resolveAll<Service>(_ type: Service.Type = Service.self) throws -> [Service] {
     try resolveAll(ServiceKey(Service.self, name: nil), as: Service.self)
   }
 
   /// Resolves every registration of `type` under `name`, in the order of ``resolveAll(_:)``.
   ///
   /// - Throws: ``ResolutionError`` if any of them fails.
-  public func resolveAll<Service, Name: Hashable & Sendable>(
+  public borrowing func resolveAll<Service, Name: Hashable & Sendable>(
     _ type: Service.Type = Service.self, name: Name
   ) throws -> [Service] {
     try resolveAll(ServiceKey(Service.self, name: ServiceName(name)), as: Service.self)
@@ -151,8 +155,8 @@ extension Resolver {
   /// ```swift
   /// registry.register(Parent.self) { resolver in Parent(child: resolver.lazy(Child.self)) }
   /// ```
-  public func lazy<Service>(_ type: Service.Type = Service.self) -> Lazy<Service> {
-    Lazy(scope: scope) { try $0.resolve(Service.self) }
+  public borrowing func lazy<Service>(_ type: Service.Type = Service.self) -> Lazy<Service> {
+    Lazy(scope: currentScope) { try $0.resolve(Service.self) }
   }
 
   /// A ``Provider`` that resolves `type` from this resolver's scope each time it is called.
@@ -160,8 +164,8 @@ extension Resolver {
   /// ```swift
   /// registry.register(Worker.self) { resolver in Worker(makeJob: resolver.provider(Job.self)) }
   /// ```
-  public func provider<Service>(_ type: Service.Type = Service.self) -> Provider<Service> {
-    Provider(scope: scope) { try $0.resolve(Service.self) }
+  public borrowing func provider<Service>(_ type: Service.Type = Service.self) -> Provider<Service> {
+    Provider(scope: currentScope) { try $0.resolve(Service.self) }
   }
 }
 
@@ -169,9 +173,9 @@ extension Resolver {
   /// The slow path of an unnamed resolve without arguments that found no registration: a ``Lazy``
   /// or ``Provider`` the container builds by itself, or a `notRegistered` error.
   @usableFromInline
-  func resolveUnregistered<Service>(_ type: Service.Type) throws -> Service {
+  borrowing func resolveUnregistered<Service>(_ type: Service.Type) throws -> Service {
     if let implicit = Service.self as? any ImplicitDependency.Type,
-      let value = implicit.init(implicitIn: scope) as? Service
+      let value = implicit.init(implicitIn: currentScope) as? Service
     {
       return value
     }
@@ -181,38 +185,38 @@ extension Resolver {
   /// The error for a key that no scope in the chain registers. Cheap: the hint is worked out only
   /// when somebody reads it.
   @usableFromInline
-  func missing(_ key: ServiceKey) -> ResolutionError {
+  borrowing func missing(_ key: ServiceKey) -> ResolutionError {
     ResolutionError(
       code: .notRegistered, key: key, registeredAt: nil,
-      hintSource: .candidates(key: key, registries: scope.registryChain()))
+      hintSource: .candidates(key: key, registries: currentScope.registryChain()))
   }
 
   @usableFromInline
-  func missing<Service, Name: Hashable & Sendable>(_ type: Service.Type, name: Name) -> ResolutionError {
+  borrowing func missing<Service, Name: Hashable & Sendable>(_ type: Service.Type, name: Name) -> ResolutionError {
     missing(ServiceKey(Service.self, name: ServiceName(name)))
   }
 
   @usableFromInline
-  func missing<Service, each Argument>(
+  borrowing func missing<Service, each Argument>(
     _ type: Service.Type, arguments: repeat (each Argument).Type
   ) -> ResolutionError {
     missing(ServiceKey(Service.self, arguments: repeat each arguments, name: nil))
   }
 
   @usableFromInline
-  func missing<Service, Name: Hashable & Sendable, each Argument>(
+  borrowing func missing<Service, Name: Hashable & Sendable, each Argument>(
     _ type: Service.Type, name: Name, arguments: repeat (each Argument).Type
   ) -> ResolutionError {
     missing(ServiceKey(Service.self, arguments: repeat each arguments, name: ServiceName(name)))
   }
 
-  func isRegistered(_ key: ServiceKey) -> Bool {
-    scope.registryChain().contains { $0.latest(for: key) != nil }
+  borrowing func isRegistered(_ key: ServiceKey) -> Bool {
+    currentScope.registryChain().contains { $0.latest(for: key) != nil }
   }
 
-  func resolveAll<Service>(_ key: ServiceKey, as type: Service.Type) throws -> [Service] {
+  borrowing func resolveAll<Service>(_ key: ServiceKey, as type: Service.Type) throws -> [Service] {
     var result: [Service] = []
-    for (owner, registry) in scope.registryChainWithOwners().reversed() {
+    for (owner, registry) in currentScope.registryChainWithOwners().reversed() {
       for registration in registry.all(for: key) {
         let typed = unsafeDowncast(registration, to: Registration<Service>.self)
         result.append(try typed.instance(nested, owner: Unmanaged.passUnretained(owner)))

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Resolves services on behalf of a factory: the argument every factory closure receives.
 ///
 /// A resolver knows the scope the resolve runs in and how deep the current resolution is, so that
@@ -14,40 +12,28 @@ import Synchronization
 /// }
 /// ```
 ///
-/// To resolve later, after the factory returned, ask for a ``Lazy`` or a ``Provider`` instead of
-/// keeping the resolver: they resolve as a fresh, top-level request.
-public struct Resolver {
+/// To resolve later, after the factory returned, ask for a ``Lazy`` or a ``Provider`` instead:
+/// they resolve as a fresh, top-level request. A resolver itself cannot outlive the factory call
+/// it was passed to: it is non-copyable and only ever lent (`borrowing`), so the compiler rejects
+/// storing it or capturing it in an escaping closure.
+public struct Resolver: ~Copyable {
   /// How deep resolves may nest before Strata reports a cycle.
   @usableFromInline static var maximumDepth: Int { 128 }
 
-  /// The scope the resolve runs in.
-  @usableFromInline let scope: Scope
+  /// The scope the resolve runs in. Unretained: the resolver never outlives the call that lends it,
+  /// and that call's caller holds the scope (or a descendant, which holds its ancestors).
+  @usableFromInline let scope: Unmanaged<Scope>
   /// How many factories enclose this resolver.
   @usableFromInline let depth: Int
-  /// Instances of `graph` registrations made so far in this top-level resolve; `nil` if the scope
-  /// tree has no `graph` registration.
-  @usableFromInline let graph: GraphCache?
+  /// The `graph` instances of this top-level resolve, in a variable of the frame that started it,
+  /// made on first use and released by that frame.
+  @usableFromInline let graph: UnsafeMutablePointer<Unmanaged<GraphCache>?>
 
   @inlinable @inline(__always)
-  init(scope: Scope, depth: Int, graph: GraphCache?) {
+  init(scope: Unmanaged<Scope>, depth: Int, graph: UnsafeMutablePointer<Unmanaged<GraphCache>?>) {
     self.scope = scope
     self.depth = depth
     self.graph = graph
-  }
-
-  /// A top-level resolver for `scope`.
-  @inlinable @inline(__always)
-  init(topLevelIn scope: Scope) {
-    self.init(
-      scope: scope, depth: 0, graph: scope.tree.usesGraph.load(ordering: .relaxed) ? GraphCache() : nil)
-  }
-
-  /// A resolver for a shared instance owned by `owner`, which shares no `graph` instances with the
-  /// resolve that asked for it.
-  init(owner: Scope, depth: Int) {
-    self.init(
-      scope: owner, depth: depth,
-      graph: owner.tree.usesGraph.load(ordering: .relaxed) ? GraphCache() : nil)
   }
 
   /// The resolver handed to the factories this one calls.
@@ -56,7 +42,21 @@ public struct Resolver {
 
   /// The scope this resolve runs in: the scope that was asked, or, for a singleton's dependencies,
   /// the scope that registered the singleton.
-  public var currentScope: Scope { scope }
+  public var currentScope: Scope { scope.takeUnretainedValue() }
+}
+
+extension Scope {
+  /// Runs `body` with a top-level resolver for this scope: depth 0 and a fresh `graph` cache.
+  @inlinable @inline(__always)
+  final func withResolver<Result>(
+    depth: Int = 0, _ body: (borrowing Resolver) throws -> Result
+  ) rethrows -> Result {
+    var graph: Unmanaged<GraphCache>? = nil
+    defer { if let graph { graph.release() } }
+    return try withUnsafeMutablePointer(to: &graph) { graph in
+      try body(Resolver(scope: Unmanaged.passUnretained(self), depth: depth, graph: graph))
+    }
+  }
 }
 
 /// Where a lookup found a registration: the registration and the scope whose registry holds it.
@@ -75,13 +75,13 @@ struct Found {
 extension Resolver {
   /// The scope whose registry holds `registration`, searched from this resolver's scope upwards.
   /// Used by forwards, which reach their target without a lookup.
-  func ownerHint(of registration: AnyRegistration) -> Unmanaged<Scope> {
+  borrowing func ownerHint(of registration: AnyRegistration) -> Unmanaged<Scope> {
     if registration.lifetime.isShared {
-      for (owner, registry) in scope.registryChainWithOwners()
+      for (owner, registry) in currentScope.registryChainWithOwners()
       where registry.all(for: registration.key).contains(where: { $0 === registration }) {
         return Unmanaged.passUnretained(owner)
       }
     }
-    return Unmanaged.passUnretained(scope)
+    return scope
   }
 }

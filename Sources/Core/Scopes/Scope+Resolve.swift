@@ -11,7 +11,7 @@ extension Scope {
   ///   or the scope is closed. The error names the key, the path and the registration site.
   @inlinable
   public final func resolve<Service>(_ type: Service.Type = Service.self) throws -> Service {
-    try Resolver(topLevelIn: self).resolve(type)
+    try withResolver { try $0.resolve(type) }
   }
 
   /// Resolves the service registered for `type` under `name`.
@@ -25,7 +25,7 @@ extension Scope {
   public final func resolve<Service, Name: Hashable & Sendable>(
     _ type: Service.Type = Service.self, name: Name
   ) throws -> Service {
-    try Resolver(topLevelIn: self).resolve(type, name: name)
+    try withResolver { try $0.resolve(type, name: name) }
   }
 
   /// Resolves a service registered with runtime arguments.
@@ -39,7 +39,7 @@ extension Scope {
   public final func resolve<Service, each Argument>(
     _ type: Service.Type = Service.self, arguments: repeat each Argument
   ) throws -> Service {
-    try Resolver(topLevelIn: self).resolve(type, arguments: repeat each arguments)
+    try withResolver { try $0.resolve(type, arguments: repeat each arguments) }
   }
 
   /// Resolves a named service registered with runtime arguments.
@@ -49,7 +49,7 @@ extension Scope {
   public final func resolve<Service, Name: Hashable & Sendable, each Argument>(
     _ type: Service.Type = Service.self, name: Name, arguments: repeat each Argument
   ) throws -> Service {
-    try Resolver(topLevelIn: self).resolve(type, name: name, arguments: repeat each arguments)
+    try withResolver { try $0.resolve(type, name: name, arguments: repeat each arguments) }
   }
 
   /// Resolves `type` if it is registered; `nil` if it is not.
@@ -60,7 +60,7 @@ extension Scope {
   ///
   /// - Throws: ``ResolutionError`` if a registration exists but resolving it fails.
   public final func resolveIfRegistered<Service>(_ type: Service.Type = Service.self) throws -> Service? {
-    try Resolver(topLevelIn: self).resolveIfRegistered(type)
+    try withResolver { try $0.resolveIfRegistered(type) }
   }
 
   /// Resolves `type` under `name` if it is registered; `nil` if it is not.
@@ -69,7 +69,7 @@ extension Scope {
   public final func resolveIfRegistered<Service, Name: Hashable & Sendable>(
     _ type: Service.Type = Service.self, name: Name
   ) throws -> Service? {
-    try Resolver(topLevelIn: self).resolveIfRegistered(type, name: name)
+    try withResolver { try $0.resolveIfRegistered(type, name: name) }
   }
 
   /// Resolves every unnamed registration of `type`: the root's first, then each scope's down to
@@ -81,7 +81,7 @@ extension Scope {
   ///
   /// - Throws: ``ResolutionError`` if any of them fails.
   public final func resolveAll<Service>(_ type: Service.Type = Service.self) throws -> [Service] {
-    try Resolver(topLevelIn: self).resolveAll(type)
+    try withResolver { try $0.resolveAll(type) }
   }
 
   /// Resolves every registration of `type` under `name`, in the order of ``resolveAll(_:)``.
@@ -90,7 +90,7 @@ extension Scope {
   public final func resolveAll<Service, Name: Hashable & Sendable>(
     _ type: Service.Type = Service.self, name: Name
   ) throws -> [Service] {
-    try Resolver(topLevelIn: self).resolveAll(type, name: name)
+    try withResolver { try $0.resolveAll(type, name: name) }
   }
 
   /// A ``Lazy`` that resolves `type` from this scope on first use.
@@ -100,7 +100,7 @@ extension Scope {
   /// if needed { try report.value.generate() }
   /// ```
   public final func lazy<Service>(_ type: Service.Type = Service.self) -> Lazy<Service> {
-    Resolver(topLevelIn: self).lazy(type)
+    Lazy(scope: self) { try $0.resolve(Service.self) }
   }
 
   /// A ``Provider`` that resolves `type` from this scope each time it is called.
@@ -110,7 +110,7 @@ extension Scope {
   /// let first = try makeJob(), second = try makeJob()
   /// ```
   public final func provider<Service>(_ type: Service.Type = Service.self) -> Provider<Service> {
-    Resolver(topLevelIn: self).provider(type)
+    Provider(scope: self) { try $0.resolve(Service.self) }
   }
 
   /// Every registration visible from this scope, the root's first, each scope's in registration

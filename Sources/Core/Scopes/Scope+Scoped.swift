@@ -4,10 +4,10 @@ extension Scope {
   /// The instance of a `scoped` registration owned by the scope its lifetime names, made once per
   /// owning scope under that entry's own once-guard.
   func scopedInstance<Service, each Argument>(
-    of registration: Registration<Service, repeat each Argument>, lifetime: Lifetime, resolver: Resolver,
-    make: (Resolver) throws -> Service
+    of registration: Registration<Service, repeat each Argument>, depth: Int,
+    make: (borrowing Resolver) throws -> Service
   ) throws -> Service {
-    let owner = try owningScope(for: lifetime, key: registration.key)
+    let owner = try owningScope(for: registration.lifetime, key: registration.key)
     let entry = owner.lock.withLock {
       let id = ObjectIdentifier(registration)
       if let entry = owner.scopedEntries[id] { return entry }
@@ -18,7 +18,7 @@ extension Scope {
     if let existing = entry.existing(Service.self) { return existing }
     return try entry.creation.withCreationLock(for: registration.key) {
       if let existing = entry.existing(Service.self) { return existing }
-      let instance = try make(Resolver(owner: owner, depth: resolver.depth))
+      let instance = try owner.withResolver(depth: depth) { try make($0) }
       entry.store(instance)
       return instance
     }

@@ -24,25 +24,22 @@ public class Scope: @unchecked Sendable {
   @usableFromInline let parentReference: Unmanaged<Scope>?
   /// This scope's current registry snapshot; `nil` while it has no registrations of its own.
   @usableFromInline let registry = Atomic<Unmanaged<Registry>?>(nil)
-  /// State shared by the whole tree.
-  @usableFromInline let tree: ScopeTree
   let lock = Lock()
   /// Every snapshot this scope published, kept alive for readers that may still hold one.
   var snapshots: [Registry] = []
   /// Instances of `scoped` registrations this scope owns, by registration.
   var scopedEntries: [ObjectIdentifier: ScopedEntry] = [:]
 
-  init(tag: ScopeTag, parent: Scope?, tree: ScopeTree) {
+  init(tag: ScopeTag, parent: Scope?) {
     self.tag = tag
     self.parent = parent
     self.parentReference = parent.map { Unmanaged.passUnretained($0) }
-    self.tree = tree
   }
 
   /// The nearest registration for an unnamed key, from this scope up to the root.
   @inlinable @inline(__always)
-  final func find(service: UInt, arguments: UInt) -> Found? {
-    var current = Unmanaged.passUnretained(self)
+  static func find(from start: Unmanaged<Scope>, service: UInt, arguments: UInt) -> Found? {
+    var current = start
     while true {
       if let registry = current._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }),
         let registration = registry._withUnsafeGuaranteedRef({
@@ -58,8 +55,10 @@ public class Scope: @unchecked Sendable {
 
   /// The nearest registration for a named key, from this scope up to the root.
   @inlinable @inline(__always)
-  final func find<Name: Hashable & Sendable>(service: UInt, arguments: UInt, name: Name) -> Found? {
-    var current = Unmanaged.passUnretained(self)
+  static func find<Name: Hashable & Sendable>(
+    from start: Unmanaged<Scope>, service: UInt, arguments: UInt, name: Name
+  ) -> Found? {
+    var current = start
     while true {
       if let registry = current._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }),
         let registration = registry._withUnsafeGuaranteedRef({
@@ -101,9 +100,6 @@ public class Scope: @unchecked Sendable {
       snapshots.append(snapshot)
       registry.store(Unmanaged.passUnretained(snapshot), ordering: .releasing)
     }
-    if additions.contains(where: { $0.kind == .graph }) {
-      tree.usesGraph.store(true, ordering: .relaxed)
-    }
   }
 
   /// The scopes from this one up to the root, for error messages: `root → session → request`.
@@ -116,14 +112,4 @@ public class Scope: @unchecked Sendable {
     }
     return names.reversed().joined(separator: " → ")
   }
-}
-
-/// State shared by every scope of one tree.
-@usableFromInline
-final class ScopeTree: Sendable {
-  /// Whether any scope of the tree has a `graph` registration, so that top-level resolves need a
-  /// graph cache. Set once, never cleared.
-  @usableFromInline let usesGraph = Atomic<Bool>(false)
-
-  init() {}
 }

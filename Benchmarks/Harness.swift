@@ -1,0 +1,245 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+import Synchronization
+
+/// The three implementations every workload compares.
+enum Variant: String, CaseIterable, Sendable {
+  /// Strata's `Container`.
+  case strata
+  /// Hand-written construction: the physical limit.
+  case manual
+  /// ``NaiveContainer``: a locked dictionary of factories with `as!` casts.
+  case naive
+}
+
+/// Performs an operation `iterations` times; throws if an operation fails in a way it should not.
+typealias Body = @Sendable (_ iterations: Int) throws -> Void
+
+/// What a workload's setup produces: one body per variant, plus facts measured while setting up.
+struct Subjects: Sendable {
+  var strata: Body
+  var manual: Body
+  var naive: Body
+  /// Growth of the resident set while each variant's setup ran, for workloads about memory.
+  var residentGrowth: [Variant: Int] = [:]
+
+  func body(for variant: Variant) -> Body {
+    switch variant {
+    case .strata: strata
+    case .manual: manual
+    case .naive: naive
+    }
+  }
+}
+
+/// One row of the report: an operation, and how to set it up for each variant.
+///
+/// To add a workload, append one to ``Workload/all``.
+struct Workload: Sendable {
+  /// The identifier used by `--workload` and in the JSON output.
+  let id: String
+  /// One line on what is measured.
+  let summary: String
+  /// How many threads run the operation at once; ns/op is then wall time over all operations.
+  var threads = 1
+  /// Builds containers and returns the bodies; runs once, before any measurement.
+  let setup: @Sendable (SetupOptions) throws -> Subjects
+}
+
+/// Choices that change how workloads are set up.
+struct SetupOptions: Sendable {
+  /// How `registry-10k` makes its 10,000 other keys.
+  var registryFill: RegistryFill = .types
+}
+
+/// How many samples to take and how long each lasts.
+struct MeasurementPlan: Sendable {
+  /// Samples per variant; the median is reported.
+  var samples: Int
+  /// The target duration of one sample; iterations are calibrated to reach it.
+  var sampleNanoseconds: UInt64
+  /// Operations counted (after the timed samples) to work out allocations per operation.
+  var allocationIterations: Int
+
+  /// About 3 seconds in all.
+  static let quick = MeasurementPlan(
+    samples: 9, sampleNanoseconds: 8_000_000, allocationIterations: 2000)
+  /// About a minute in all.
+  static let standard = MeasurementPlan(
+    samples: 41, sampleNanoseconds: 50_000_000, allocationIterations: 20_000)
+}
+
+/// The outcome of measuring one workload.
+struct Measurement: Sendable {
+  let workload: Workload
+  /// Median ns per operation.
+  var nanosecondsPerOperation: [Variant: Double] = [:]
+  /// First and third quartiles of ns per operation.
+  var quartiles: [Variant: (Double, Double)] = [:]
+  /// Allocations per operation; empty if allocations cannot be counted.
+  var allocationsPerOperation: [Variant: Double] = [:]
+  /// Operations per sample, as calibrated.
+  var iterations: [Variant: Int] = [:]
+  var samples = 0
+  var residentGrowth: [Variant: Int] = [:]
+}
+
+/// A failure that stops the benchmark: a setup that could not be built, or an operation that
+/// threw or returned something it should not have.
+struct BenchmarkError: Error, CustomStringConvertible {
+  let description: String
+
+  init(_ description: String) {
+    self.description = description
+  }
+}
+
+/// Throws a ``BenchmarkError`` saying `message` unless `condition` holds.
+func expect(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+  if !condition { throw BenchmarkError(message()) }
+}
+
+/// Runs a workload's variants in interleaved samples and summarizes them.
+struct Harness {
+  let plan: MeasurementPlan
+  let options: SetupOptions
+
+  func measure(_ workload: Workload) throws -> Measurement {
+    let subjects = try workload.setup(options)
+    let runner = Runner(threads: workload.threads)
+    var measurement = Measurement(workload: workload, residentGrowth: subjects.residentGrowth)
+
+    // Calibrate, then warm up with one full-length sample, per variant.
+    var iterations: [Variant: Int] = [:]
+    for variant in Variant.allCases {
+      let body = subjects.body(for: variant)
+      let count = try calibrate(body, runner: runner)
+      _ = try runner.run(body, iterations: count)
+      iterations[variant] = count
+    }
+
+    // Interleave the variants, rotating which goes first, so that drift hits all alike.
+    var perOperation: [Variant: [Double]] = [:]
+    for sample in 0..<plan.samples {
+      for offset in 0..<Variant.allCases.count {
+        let variant = Variant.allCases[(sample + offset) % Variant.allCases.count]
+        let count = iterations[variant] ?? 1
+        let result = try runner.run(subjects.body(for: variant), iterations: count)
+        perOperation[variant, default: []].append(Double(result.nanoseconds) / Double(count))
+      }
+    }
+    for (variant, values) in perOperation {
+      let sorted = values.sorted()
+      measurement.nanosecondsPerOperation[variant] = quantile(sorted, 0.5)
+      measurement.quartiles[variant] = (quantile(sorted, 0.25), quantile(sorted, 0.75))
+    }
+    measurement.iterations = iterations
+    measurement.samples = plan.samples
+
+    if AllocationCounter.isAvailable {
+      for variant in Variant.allCases {
+        let count = max(plan.allocationIterations, workload.threads)
+        AllocationCounter.start()
+        defer { AllocationCounter.stop() }
+        let result = try runner.run(subjects.body(for: variant), iterations: count)
+        measurement.allocationsPerOperation[variant] = Double(result.allocations) / Double(count)
+      }
+    }
+    return measurement
+  }
+
+  /// The iteration count that makes one sample last about `plan.sampleNanoseconds`.
+  private func calibrate(_ body: @escaping Body, runner: Runner) throws -> Int {
+    var count = max(1, runner.threads)
+    while true {
+      let elapsed = try runner.run(body, iterations: count).nanoseconds
+      if elapsed >= plan.sampleNanoseconds / 8 || count >= 1 << 40 {
+        let perOperation = max(Double(elapsed), 1) / Double(count)
+        return max(runner.threads, Int(Double(plan.sampleNanoseconds) / perOperation))
+      }
+      count *= elapsed < plan.sampleNanoseconds / 256 ? 16 : 2
+    }
+  }
+}
+
+/// The `fraction` quantile of sorted values, interpolating between neighbours.
+func quantile(_ sorted: [Double], _ fraction: Double) -> Double {
+  guard !sorted.isEmpty else { return .nan }
+  let position = fraction * Double(sorted.count - 1)
+  let lower = Int(position.rounded(.down))
+  let upper = min(lower + 1, sorted.count - 1)
+  return sorted[lower] + (sorted[upper] - sorted[lower]) * (position - Double(lower))
+}
+
+/// One timed run: wall time, and allocations counted meanwhile (0 unless counting is on).
+struct RunResult {
+  var nanoseconds: UInt64
+  var allocations: Int
+}
+
+/// Runs a body on one thread, or splits its iterations over several threads started together.
+struct Runner {
+  let threads: Int
+
+  func run(_ body: @escaping Body, iterations: Int) throws -> RunResult {
+    if threads <= 1 {
+      let allocationsBefore = AllocationCounter.count
+      let start = monotonicNanoseconds()
+      try body(iterations)
+      let end = monotonicNanoseconds()
+      return RunResult(nanoseconds: end - start, allocations: AllocationCounter.count - allocationsBefore)
+    }
+    return try runConcurrently(body, iterations: iterations)
+  }
+
+  /// Starts the threads, releases them at once, and times from the release until the last one
+  /// finishes (thread creation and joining are not timed).
+  private func runConcurrently(_ body: @escaping Body, iterations: Int) throws -> RunResult {
+    let race = Race()
+    var spawned: [pthread_t] = []
+    for index in 0..<threads {
+      let share = iterations / threads + (index < iterations % threads ? 1 : 0)
+      let thread = spawnThread { [threads] in
+        race.ready.add(1, ordering: .releasing)
+        while !race.go.load(ordering: .acquiring) { sched_yield() }
+        do {
+          try body(share)
+        } catch {
+          race.failure.withLock { $0 = $0 ?? "\(error)" }
+        }
+        if race.finished.add(1, ordering: .acquiringAndReleasing).newValue == threads {
+          race.end.store(monotonicNanoseconds(), ordering: .relaxed)
+          race.endAllocations.store(AllocationCounter.count, ordering: .relaxed)
+        }
+      }
+      guard let thread else {
+        race.go.store(true, ordering: .releasing)
+        for thread in spawned { join(thread) }
+        throw BenchmarkError("could not start a thread")
+      }
+      spawned.append(thread)
+    }
+    while race.ready.load(ordering: .acquiring) < threads { sched_yield() }
+    let allocationsBefore = AllocationCounter.count
+    let start = monotonicNanoseconds()
+    race.go.store(true, ordering: .releasing)
+    for thread in spawned { join(thread) }
+    if let failure = race.failure.withLock({ $0 }) { throw BenchmarkError(failure) }
+    return RunResult(
+      nanoseconds: race.end.load(ordering: .relaxed) - start,
+      allocations: race.endAllocations.load(ordering: .relaxed) - allocationsBefore)
+  }
+}
+
+/// What the threads of one concurrent run share.
+private final class Race: Sendable {
+  let ready = Atomic<Int>(0)
+  let go = Atomic<Bool>(false)
+  let finished = Atomic<Int>(0)
+  let end = Atomic<UInt64>(0)
+  let endAllocations = Atomic<Int>(0)
+  let failure = Mutex<String?>(nil)
+}

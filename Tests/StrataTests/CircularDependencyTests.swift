@@ -1,0 +1,219 @@
+import Strata
+import Testing
+
+@Suite(.timeLimit(.minutes(1)))
+struct CircularDependencyTests {
+  // MARK: Detected cycles
+
+  @Test func transientConstructorCycleIsReportedOnce() throws {
+    let container = try Container { registry in
+      registry.register(CycleA.self, CycleA.init)
+      registry.register(CycleB.self, CycleB.init)
+    }
+
+    let error = try #require(throws: ResolutionError.self) { try container.resolve(CycleA.self) }
+
+    #expect(error.code == .cycle)
+    #expect(identifiers(error.path) == identifiers(of: CycleA.self, CycleB.self, CycleA.self))
+    #expect(error.path.map(\.description) == ["CycleA", "CycleB", "CycleA"])
+    let cycle = try #require(error.cycle)
+    #expect(identifiers(cycle) == identifiers(of: CycleA.self, CycleB.self, CycleA.self))
+    #expect(error.message.contains("CycleA → CycleB → CycleA"))
+  }
+
+  @Test func cycleErrorKeyIsWherePathEnds() throws {
+    let container = try Container { registry in
+      registry.register(CycleA.self, CycleA.init)
+      registry.register(CycleB.self, CycleB.init)
+    }
+    let error = try #require(throws: ResolutionError.self) { try container.resolve(CycleA.self) }
+    // Documented: the path ends with `key`, the service that closed the cycle.
+    #expect(error.path.last == error.key)
+    #expect(isPlainKey(error.key, of: CycleA.self))
+  }
+
+  @Test func cycleEnteredFromOutsideShowsTheWayIn() throws {
+    let container = try Container { registry in
+      registry.register(CycleEntry.self, CycleEntry.init)
+      registry.register(CycleA.self, CycleA.init)
+      registry.register(CycleB.self, CycleB.init)
+    }
+
+    let error = try #require(throws: ResolutionError.self) { try container.resolve(CycleEntry.self) }
+
+    #expect(error.code == .cycle)
+    #expect(
+      identifiers(error.path) == identifiers(of: CycleEntry.self, CycleA.self, CycleB.self, CycleA.self))
+    #expect(identifiers(try #require(error.cycle)) == identifiers(of: CycleA.self, CycleB.self, CycleA.self))
+    #expect(error.description.contains("CycleEntry → CycleA → CycleB → CycleA"))
+  }
+
+  @Test func singletonSelfCycleThrowsWithoutDeadlock() async throws {
+    let container = try Container { registry in
+      registry.register(CycleA.self, lifetime: .singleton) { resolver in
+        CycleA(b: CycleB(a: try resolver.resolve(CycleA.self)))
+      }
+    }
+
+    let outcomes = await withDeadline {
+      [Outcome { try container.resolve(CycleA.self) }, Outcome { try container.resolve(CycleA.self) }]
+    }
+
+    let results = try #require(outcomes, "resolving a singleton that needs itself deadlocked")
+    #expect(results.map(\.code) == [.cycle, .cycle], "the guard is released after the first failure")
+    let error = try #require(throws: ResolutionError.self) { try container.resolve(CycleA.self) }
+    #expect(identifiers(error.path) == identifiers(of: CycleA.self, CycleA.self))
+  }
+
+  @Test func singletonCycleThroughTwoSingletonsThrowsWithoutDeadlock() async throws {
+    let container = try Container { registry in
+      registry.register(CycleA.self, lifetime: .singleton, CycleA.init)
+      registry.register(CycleB.self, lifetime: .singleton, CycleB.init)
+    }
+
+    let outcome = await withDeadline { Outcome { try container.resolve(CycleB.self) } }
+
+    let result = try #require(outcome, "resolving a singleton cycle deadlocked")
+    #expect(result.code == .cycle)
+    let error = try #require(throws: ResolutionError.self) { try container.resolve(CycleB.self) }
+    #expect(identifiers(error.path) == identifiers(of: CycleB.self, CycleA.self, CycleB.self))
+  }
+
+  @Test func graphCycleWithoutActivationHookIsDetectedAtOnce() throws {
+    let container = try Container { registry in
+      registry.register(CycleA.self, lifetime: .graph, CycleA.init)
+      registry.register(CycleB.self, lifetime: .graph, CycleB.init)
+    }
+    let error = try #require(throws: ResolutionError.self) { try container.resolve(CycleA.self) }
+    #expect(error.code == .cycle)
+    #expect(identifiers(error.path) == identifiers(of: CycleA.self, CycleB.self, CycleA.self))
+  }
+
+  // MARK: Broken cycles
+
+  @Test func cycleBrokenWithLazy() throws {
+    let container = try Container { registry in
+      registry.register(LazyParent.self, lifetime: .singleton, LazyParent.init)
+      registry.register(LazyChild.self, LazyChild.init)
+    }
+
+    let parent = try container.resolve(LazyParent.self)
+
+    #expect(!parent.child.parent.isResolved)
+    #expect(try parent.child.parent.value === parent)
+    #expect(parent.child.parent.isResolved)
+  }
+
+  @Test func cycleBrokenWithGraphAndActivationHook() throws {
+    let container = try Container { registry in
+      registry.register(Parent.self, lifetime: .graph) { _ in Parent() }
+        .onActivated { resolver, parent in parent.child = try resolver.resolve(Child.self) }
+      registry.register(Child.self, lifetime: .graph) { resolver in
+        Child(parent: try resolver.resolve(Parent.self))
+      }
+    }
+
+    let parent = try container.resolve(Parent.self)
+    defer { parent.child = nil }
+    let child = try #require(parent.child)
+    #expect(child.parent === parent)
+
+    let other = try container.resolve(Parent.self)
+    defer { other.child = nil }
+    #expect(other !== parent)
+    #expect(other.child?.parent === other)
+    #expect(other.child !== child)
+  }
+
+  @Test func childResolvedFirstInAGraphCycleGetsTheSameParent() throws {
+    let container = try Container { registry in
+      registry.register(Parent.self, lifetime: .graph) { _ in Parent() }
+        .onActivated { resolver, parent in parent.child = try resolver.resolve(Child.self) }
+      registry.register(Child.self, lifetime: .graph) { resolver in
+        Child(parent: try resolver.resolve(Parent.self))
+      }
+    }
+
+    let child = try container.resolve(Child.self)
+    defer { child.parent.child = nil }
+    #expect(child.parent.child === child)
+  }
+
+  @Test func cycleBrokenWithSingletonAndActivationHook() throws {
+    let runs = Counter()
+    let container = try Container { registry in
+      registry.register(Parent.self, lifetime: .singleton) { _ in
+        runs.increment()
+        return Parent()
+      }
+      .onActivated { resolver, parent in parent.child = try resolver.resolve(Child.self) }
+      registry.register(Child.self, lifetime: .singleton) { resolver in
+        Child(parent: try resolver.resolve(Parent.self))
+      }
+    }
+
+    let parent = try container.resolve(Parent.self)
+    defer { parent.child = nil }
+
+    #expect(parent.child?.parent === parent)
+    #expect(try container.resolve(Child.self) === parent.child)
+    #expect(try container.resolve(Parent.self) === parent)
+    #expect(runs.value == 1)
+  }
+}
+
+// MARK: - Fixtures
+
+final class CycleA {
+  let b: CycleB
+
+  init(b: CycleB) {
+    self.b = b
+  }
+}
+
+final class CycleB {
+  let a: CycleA
+
+  init(a: CycleA) {
+    self.a = a
+  }
+}
+
+final class CycleEntry {
+  let a: CycleA
+
+  init(a: CycleA) {
+    self.a = a
+  }
+}
+
+final class LazyParent {
+  let child: LazyChild
+
+  init(child: LazyChild) {
+    self.child = child
+  }
+}
+
+final class LazyChild {
+  let parent: Lazy<LazyParent>
+
+  init(parent: Lazy<LazyParent>) {
+    self.parent = parent
+  }
+}
+
+final class Parent {
+  var child: Child?
+
+  init() {}
+}
+
+final class Child {
+  let parent: Parent
+
+  init(parent: Parent) {
+    self.parent = parent
+  }
+}

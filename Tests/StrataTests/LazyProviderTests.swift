@@ -1,0 +1,134 @@
+import Strata
+import Testing
+
+@Suite struct LazyTests {
+  @Test func lazyResolvesOnFirstReadAndKeepsTheInstance() throws {
+    let runs = Counter()
+    let container = try Container { registry in
+      registry.register(Widget.self) { _ in Widget(id: runs.increment()) }
+    }
+
+    let lazy = container.lazy(Widget.self)
+    #expect(!lazy.isResolved)
+    #expect(runs.value == 0)
+
+    let first = try lazy.value
+    #expect(lazy.isResolved)
+    #expect(runs.value == 1)
+
+    let second = try lazy.value
+    #expect(first === second, "a Lazy keeps what it resolved, even for a transient registration")
+    #expect(runs.value == 1)
+  }
+
+  @Test func separateLazinessesResolveSeparately() throws {
+    let runs = Counter()
+    let container = try Container { registry in
+      registry.register(Widget.self) { _ in Widget(id: runs.increment()) }
+    }
+    let one = container.lazy(Widget.self)
+    let other = container.lazy(Widget.self)
+    #expect(try one.value !== (try other.value))
+    #expect(runs.value == 2)
+  }
+
+  @Test func failedLazyTriesAgainOnTheNextRead() throws {
+    let container = Container()
+    let lazy = container.lazy(Widget.self)
+
+    let error = try #require(throws: ResolutionError.self) { try lazy.value }
+    #expect(error.code == .notRegistered)
+    #expect(!lazy.isResolved)
+
+    try container.register { registry in
+      registry.register(Widget.self) { _ in Widget(id: 3) }
+    }
+    #expect(try lazy.value.id == 3)
+    #expect(lazy.isResolved)
+  }
+
+  @Test func lazyFromAFactoryResolvesLater() throws {
+    let runs = Counter()
+    let container = try Container { registry in
+      registry.register(Widget.self) { _ in Widget(id: runs.increment()) }
+      registry.register(WidgetConsumer.self) { resolver in
+        WidgetConsumer(lazyWidget: resolver.lazy(Widget.self), makeWidget: resolver.provider(Widget.self))
+      }
+    }
+
+    let consumer = try container.resolve(WidgetConsumer.self)
+    #expect(runs.value == 0)
+    #expect(try consumer.lazyWidget.value.id == 1)
+    #expect(try consumer.makeWidget().id == 2)
+    #expect(runs.value == 2)
+  }
+
+  @Test func resolvingLazyDirectlyBuildsOne() throws {
+    let runs = Counter()
+    let container = try Container { registry in
+      registry.register(Widget.self) { _ in Widget(id: runs.increment()) }
+    }
+
+    let lazy = try container.resolve(Lazy<Widget>.self)
+    #expect(runs.value == 0)
+    #expect(try lazy.value.id == 1)
+
+    let optional = try container.resolveIfRegistered(Lazy<Widget>.self)
+    #expect(optional != nil)
+    #expect(runs.value == 1)
+  }
+}
+
+@Suite struct ProviderTests {
+  @Test func providerMakesANewTransientInstanceEachCall() throws {
+    let runs = Counter()
+    let container = try Container { registry in
+      registry.register(Widget.self) { _ in Widget(id: runs.increment()) }
+    }
+
+    let provider = container.provider(Widget.self)
+    #expect(runs.value == 0)
+
+    let first = try provider()
+    let second = try provider.get()
+    let third = try provider()
+
+    #expect(first !== second)
+    #expect(second !== third)
+    #expect([first.id, second.id, third.id] == [1, 2, 3])
+    #expect(runs.value == 3)
+  }
+
+  @Test func providerFollowsTheRegistrationsLifetime() throws {
+    let runs = Counter()
+    let container = try Container { registry in
+      registry.register(Widget.self, lifetime: .singleton) { _ in Widget(id: runs.increment()) }
+    }
+    let provider = container.provider(Widget.self)
+    #expect(try provider() === (try provider()))
+    #expect(try provider() === (try container.resolve(Widget.self)))
+    #expect(runs.value == 1)
+  }
+
+  @Test func providerSeesRegistrationsMadeAfterItWasCreated() throws {
+    let container = Container()
+    let provider = container.provider(Widget.self)
+    #expect(throws: ResolutionError.self) { try provider() }
+
+    try container.register { registry in
+      registry.register(Widget.self) { _ in Widget(id: 8) }
+    }
+    #expect(try provider().id == 8)
+  }
+
+  @Test func providerResolvedDirectlyNeedsNoRegistration() throws {
+    let runs = Counter()
+    let container = try Container { registry in
+      registry.register(Widget.self) { _ in Widget(id: runs.increment()) }
+    }
+    let provider = try container.resolve(Provider<Widget>.self)
+    #expect(runs.value == 0)
+    #expect(try provider().id == 1)
+    #expect(try provider().id == 2)
+  }
+}

@@ -1,0 +1,453 @@
+import Strata
+import Testing
+
+@Suite struct RegistrationTests {
+  // MARK: Factories and instances
+
+  @Test func factoryClosureReceivesAResolverForTheContainer() throws {
+    let container = Container()
+    let scopes = Collector<ObjectIdentifier>()
+    try container.register { registry in
+      registry.register((any Database).self) { _ in InMemoryDatabase() }
+      registry.register((any UserRepository).self) { resolver in
+        scopes.append(ObjectIdentifier(resolver.currentScope))
+        return UserRepositoryImpl(database: try resolver.resolve((any Database).self))
+      }
+    }
+
+    let repository = try container.resolve((any UserRepository).self)
+
+    #expect(repository is UserRepositoryImpl)
+    #expect(repository.database is InMemoryDatabase)
+    #expect(scopes.elements == [ObjectIdentifier(container)])
+  }
+
+  @Test func closureFactoryRecordsNoStaticDependencies() throws {
+    let container = try Container { registry in
+      registry.register((any Database).self) { _ in InMemoryDatabase() }
+    }
+    let registration = try #require(descriptor(of: (any Database).self, in: container.registrations))
+    #expect(registration.dependencies == nil)
+    #expect(registration.lifetime == .transient)
+  }
+
+  @Test func readyInstanceIsReturnedEveryTime() throws {
+    let database = InMemoryDatabase()
+    let container = try Container { registry in
+      registry.register((any Database).self, instance: database)
+    }
+
+    #expect(try container.resolve((any Database).self) === database)
+    #expect(try container.resolve((any Database).self) === database)
+    let registration = try #require(descriptor(of: (any Database).self, in: container.registrations))
+    #expect(registration.lifetime == .singleton)
+  }
+
+  @Test func readyInstanceTypeIsInferredFromTheInstance() throws {
+    let container = try Container { registry in
+      registry.register(instance: Greeting(text: "hello"))
+    }
+    #expect(try container.resolve(Greeting.self) == Greeting(text: "hello"))
+  }
+
+  // MARK: Auto-wired initializers
+
+  @Test func autoWiredInitializerWithoutParameters() throws {
+    let container = try Container { registry in
+      registry.register((any Database).self, InMemoryDatabase.init)
+    }
+
+    #expect(try container.resolve((any Database).self) is InMemoryDatabase)
+    let registration = try #require(descriptor(of: (any Database).self, in: container.registrations))
+    #expect(registration.dependencies?.isEmpty == true)
+  }
+
+  @Test func autoWiredInitializerWithOneParameter() throws {
+    let container = try Container { registry in
+      registry.register((any Database).self, InMemoryDatabase.init)
+      registry.register((any UserRepository).self, UserRepositoryImpl.init)
+    }
+
+    let repository = try container.resolve((any UserRepository).self)
+    #expect(repository is UserRepositoryImpl)
+    #expect(repository.database is InMemoryDatabase)
+
+    let registration = try #require(
+      descriptor(of: (any UserRepository).self, in: container.registrations))
+    let dependencies = try #require(registration.dependencies)
+    #expect(identifiers(dependencies) == identifiers(of: (any Database).self))
+    #expect(dependencies.allSatisfy { !$0.isNamed && !$0.hasArguments })
+  }
+
+  @Test func autoWiredInitializerWithThreeParameters() throws {
+    let container = try Container { registry in
+      registry.register((any Database).self, InMemoryDatabase.init)
+      registry.register((any UserRepository).self, UserRepositoryImpl.init)
+      registry.register((any EventLogger).self, ConsoleLogger.init)
+      registry.register((any TimeSource).self, FixedTimeSource.init)
+      registry.register((any UserService).self, UserServiceImpl.init)
+    }
+
+    let service = try container.resolve((any UserService).self)
+    #expect(service is UserServiceImpl)
+    #expect(service.repository is UserRepositoryImpl)
+    #expect(service.logger is ConsoleLogger)
+    #expect(service.timeSource is FixedTimeSource)
+
+    let registration = try #require(descriptor(of: (any UserService).self, in: container.registrations))
+    let dependencies = try #require(registration.dependencies)
+    #expect(
+      identifiers(dependencies)
+        == identifiers(
+          of: (any UserRepository).self, (any EventLogger).self, (any TimeSource).self))
+  }
+
+  // MARK: Names
+
+  @Test func enumNamesSelectTheirOwnRegistration() throws {
+    let container = try Container { registry in
+      registry.register(Widget.self, name: DatabaseRole.primary) { _ in Widget(id: 1) }
+      registry.register(Widget.self, name: DatabaseRole.replica) { _ in Widget(id: 2) }
+    }
+
+    #expect(try container.resolve(Widget.self, name: DatabaseRole.primary).id == 1)
+    #expect(try container.resolve(Widget.self, name: DatabaseRole.replica).id == 2)
+    let error = try #require(throws: ResolutionError.self) { try container.resolve(Widget.self) }
+    #expect(error.code == .notRegistered)
+  }
+
+  @Test func stringNamesSelectTheirOwnRegistration() throws {
+    let container = try Container { registry in
+      registry.register(Widget.self, name: "audit") { _ in Widget(id: 1) }
+      registry.register(Widget.self, name: "metrics") { _ in Widget(id: 2) }
+    }
+
+    #expect(try container.resolve(Widget.self, name: "audit").id == 1)
+    #expect(try container.resolve(Widget.self, name: "metrics").id == 2)
+    let error = try #require(throws: ResolutionError.self) {
+      try container.resolve(Widget.self, name: "missing")
+    }
+    #expect(error.code == .notRegistered)
+    #expect(error.key.isNamed)
+    #expect(error.key.nameDescription == "\"missing\"")
+  }
+
+  @Test func equalLookingNamesOfDifferentTypesDoNotCollide() throws {
+    let container = try Container { registry in
+      registry.register(Widget.self, name: DatabaseRole.primary) { _ in Widget(id: 1) }
+      registry.register(Widget.self, name: CacheRole.primary) { _ in Widget(id: 2) }
+      registry.register(Widget.self, name: "primary") { _ in Widget(id: 3) }
+      registry.register(Widget.self, name: 1) { _ in Widget(id: 4) }
+      registry.register(Widget.self, name: UInt(1)) { _ in Widget(id: 5) }
+    }
+
+    #expect(try container.resolve(Widget.self, name: DatabaseRole.primary).id == 1)
+    #expect(try container.resolve(Widget.self, name: CacheRole.primary).id == 2)
+    #expect(try container.resolve(Widget.self, name: "primary").id == 3)
+    #expect(try container.resolve(Widget.self, name: 1).id == 4)
+    #expect(try container.resolve(Widget.self, name: UInt(1)).id == 5)
+    #expect(try container.resolveAll(Widget.self, name: DatabaseRole.primary).map(\.id) == [1])
+    #expect(try container.resolveAll(Widget.self, name: CacheRole.primary).map(\.id) == [2])
+  }
+
+  @Test func nameOfAnotherTypeDoesNotMatch() throws {
+    let container = try Container { registry in
+      registry.register(Widget.self, name: DatabaseRole.primary) { _ in Widget(id: 1) }
+    }
+    let error = try #require(throws: ResolutionError.self) {
+      try container.resolve(Widget.self, name: CacheRole.primary)
+    }
+    #expect(error.code == .notRegistered)
+  }
+
+  // MARK: Several registrations per key
+
+  @Test func resolveReturnsTheLastAndResolveAllReturnsAllInOrder() throws {
+    let container = try Container { registry in
+      registry.register(Widget.self) { _ in Widget(id: 1) }
+      registry.register(Widget.self) { _ in Widget(id: 2) }
+      registry.register(Widget.self) { _ in Widget(id: 3) }
+    }
+
+    #expect(try container.resolve(Widget.self).id == 3)
+    #expect(try container.resolveAll(Widget.self).map(\.id) == [1, 2, 3])
+  }
+
+  @Test func registrationsFromLaterBatchesComeLast() throws {
+    let container = try Container { registry in
+      registry.register(Widget.self) { _ in Widget(id: 1) }
+      registry.register(Widget.self) { _ in Widget(id: 2) }
+    }
+    try container.register { registry in
+      registry.register(Widget.self) { _ in Widget(id: 3) }
+    }
+
+    #expect(try container.resolve(Widget.self).id == 3)
+    #expect(try container.resolveAll(Widget.self).map(\.id) == [1, 2, 3])
+    #expect(container.registrations.count == 3)
+  }
+
+  @Test func namedResolveAllReturnsOnlyThatName() throws {
+    let container = try Container { registry in
+      registry.register(Widget.self, name: DatabaseRole.primary) { _ in Widget(id: 1) }
+      registry.register(Widget.self) { _ in Widget(id: 2) }
+      registry.register(Widget.self, name: DatabaseRole.replica) { _ in Widget(id: 3) }
+      registry.register(Widget.self, name: DatabaseRole.primary) { _ in Widget(id: 4) }
+    }
+
+    #expect(try container.resolveAll(Widget.self, name: DatabaseRole.primary).map(\.id) == [1, 4])
+    #expect(try container.resolveAll(Widget.self, name: DatabaseRole.replica).map(\.id) == [3])
+    #expect(try container.resolveAll(Widget.self).map(\.id) == [2])
+    #expect(try container.resolve(Widget.self, name: DatabaseRole.primary).id == 4)
+    #expect(try container.resolveAll(Widget.self, name: CacheRole.primary).isEmpty)
+  }
+
+  // MARK: Runtime arguments
+
+  @Test func runtimeArgumentOfArityOne() throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self) { (_, name: String) in Greeting(text: "Hello, \(name)") }
+    }
+    #expect(try container.resolve(Greeting.self, arguments: "Ada") == Greeting(text: "Hello, Ada"))
+    #expect(try container.resolve(Greeting.self, arguments: "Bob") == Greeting(text: "Hello, Bob"))
+  }
+
+  @Test func runtimeArgumentsOfArityTwo() throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self) { (_, name: String, times: Int) in
+        Greeting(text: Array(repeating: name, count: times).joined(separator: " "))
+      }
+    }
+    #expect(try container.resolve(Greeting.self, arguments: "Ada", 3) == Greeting(text: "Ada Ada Ada"))
+  }
+
+  @Test func runtimeArgumentsOfArityThree() throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self) { (_, name: String, times: Int, excited: Bool) in
+        Greeting(text: String(repeating: name, count: times) + (excited ? "!" : "."))
+      }
+    }
+    #expect(try container.resolve(Greeting.self, arguments: "Ha", 2, true) == Greeting(text: "HaHa!"))
+    #expect(try container.resolve(Greeting.self, arguments: "Ha", 1, false) == Greeting(text: "Ha."))
+  }
+
+  @Test func argumentTypesArePartOfTheKey() throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self) { _ in Greeting(text: "none") }
+      registry.register(Greeting.self) { (_, name: String) in Greeting(text: "one: \(name)") }
+      registry.register(Greeting.self) { (_, number: Int) in Greeting(text: "int: \(number)") }
+      registry.register(Greeting.self) { (_, name: String, number: Int) in
+        Greeting(text: "two: \(name) \(number)")
+      }
+    }
+
+    #expect(try container.resolve(Greeting.self) == Greeting(text: "none"))
+    #expect(try container.resolve(Greeting.self, arguments: "a") == Greeting(text: "one: a"))
+    #expect(try container.resolve(Greeting.self, arguments: 7) == Greeting(text: "int: 7"))
+    #expect(try container.resolve(Greeting.self, arguments: "a", 7) == Greeting(text: "two: a 7"))
+  }
+
+  @Test func namedRegistrationWithRuntimeArguments() throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self, name: DatabaseRole.primary) { (_, name: String) in
+        Greeting(text: "primary \(name)")
+      }
+      registry.register(Greeting.self, name: DatabaseRole.replica) { (_, name: String) in
+        Greeting(text: "replica \(name)")
+      }
+    }
+    #expect(
+      try container.resolve(Greeting.self, name: DatabaseRole.replica, arguments: "x")
+        == Greeting(text: "replica x"))
+    #expect(
+      try container.resolve(Greeting.self, name: DatabaseRole.primary, arguments: "y")
+        == Greeting(text: "primary y"))
+  }
+
+  @Test func wrongArgumentTypesAreNotRegisteredWithAHintNamingBothLists() throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self) { (_, name: String, times: Int) in Greeting(text: "\(name)\(times)") }
+    }
+
+    let error = try #require(throws: ResolutionError.self) {
+      try container.resolve(Greeting.self, arguments: "Ada")
+    }
+
+    #expect(error.code == .notRegistered)
+    #expect(ObjectIdentifier(error.key.serviceType) == ObjectIdentifier(Greeting.self))
+    #expect(ObjectIdentifier(error.key.argumentTypes) == ObjectIdentifier(String.self))
+    let hint = try #require(error.hint)
+    #expect(hint.contains("(String, Int)"))
+    #expect(hint.contains("(String)"))
+  }
+
+  @Test func resolvingWithoutArgumentsAServiceThatNeedsThemHintsAtTheArguments() throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self) { (_, name: String, times: Int) in Greeting(text: "\(name)\(times)") }
+    }
+
+    let error = try #require(throws: ResolutionError.self) { try container.resolve(Greeting.self) }
+
+    #expect(error.code == .notRegistered)
+    #expect(!error.key.hasArguments)
+    #expect(error.hint?.contains("(String, Int)") == true)
+  }
+
+  // MARK: Batches
+
+  @Test func thousandServicesInOneBatchAreAllResolvable() throws {
+    let types = markerTypes(count: 1_000)
+    #expect(Set(types.map { ObjectIdentifier($0) }).count == 1_000)
+
+    let container = try Container { registry in
+      for (index, type) in types.enumerated() { type.register(in: registry, index: index) }
+    }
+
+    #expect(container.registrations.count == 1_000)
+    let wrong = types.indices.filter { index in (try? types[index].resolvedIndex(in: container)) != index }
+    #expect(wrong.isEmpty, "unresolvable or wrong services at indices \(wrong.prefix(10))")
+  }
+
+  @Test func thousandNamedRegistrationsOfOneTypeInOneBatch() throws {
+    let container = try Container { registry in
+      for index in 0..<1_000 {
+        registry.register(Widget.self, name: index) { _ in Widget(id: index) }
+      }
+    }
+
+    #expect(container.registrations.count == 1_000)
+    // `index` is annotated: left to inference, it would become `Int?` as the name.
+    let wrong = (0..<1_000).filter { (index: Int) in
+      (try? container.resolve(Widget.self, name: index).id) != index
+    }
+    #expect(wrong.isEmpty, "unresolvable or wrong names \(wrong.prefix(10))")
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func registeringFromInsideAFactoryDoesNotDeadlock() async throws {
+    let container = try Container { registry in
+      registry.register(Widget.self, lifetime: .singleton) { resolver in
+        try resolver.currentScope.register { registry in
+          registry.register(Greeting.self) { _ in Greeting(text: "registered late") }
+        }
+        // What the factory just registered is visible to it at once.
+        let greeting = try resolver.resolve(Greeting.self)
+        return Widget(id: greeting.text.count)
+      }
+    }
+
+    let outcome = await withDeadline {
+      Result { (try container.resolve(Widget.self).id, try container.resolve(Greeting.self)) }
+    }
+
+    let result = try #require(outcome, "resolving deadlocked")
+    let (id, greeting) = try result.get()
+    #expect(id == "registered late".count)
+    #expect(greeting == Greeting(text: "registered late"))
+  }
+
+  @Test func eagerSingletonMayRegisterFromItsFactoryDuringContainerInit() async throws {
+    let outcome = await withDeadline { () -> String? in
+      let container = try? Container { registry in
+        registry.register(Widget.self, lifetime: .eagerSingleton) { resolver in
+          try resolver.currentScope.register { registry in
+            registry.register(Greeting.self) { _ in Greeting(text: "from eager") }
+          }
+          return Widget(id: 1)
+        }
+      }
+      return try? container?.resolve(Greeting.self).text
+    }
+    let text = try #require(outcome, "container init deadlocked")
+    #expect(text == "from eager")
+  }
+
+  // MARK: Invalid registrations
+
+  @Test(arguments: [Lifetime.singleton, .eagerSingleton, .weak, .scoped])
+  func sharedLifetimeWithRuntimeArgumentsIsInvalidAndPublishesNothing(lifetime: Lifetime) throws {
+    let container = Container()
+    // Registered outside `#require`: inside a macro argument, `#line` would be the macro's line.
+    let line = #line + 4
+    let thrown = resolutionError {
+      try container.register { registry in
+        registry.register(Widget.self) { _ in Widget(id: 1) }
+        registry.register(Greeting.self, lifetime: lifetime) { (_, name: String) in Greeting(text: name) }
+        registry.register((any Database).self) { _ in InMemoryDatabase() }
+      }
+    }
+    let error = try #require(thrown)
+
+    #expect(error.code == .invalidRegistration)
+    #expect(ObjectIdentifier(error.key.serviceType) == ObjectIdentifier(Greeting.self))
+    #expect(error.registeredAt?.fileID.hasSuffix("RegistrationTests.swift") == true)
+    #expect(error.registeredAt?.line == line)
+    #expect(container.registrations.isEmpty)
+    let widgetError = try #require(throws: ResolutionError.self) { try container.resolve(Widget.self) }
+    #expect(widgetError.code == .notRegistered)
+    #expect(throws: ResolutionError.self) { try container.resolve((any Database).self) }
+  }
+
+  @Test func invalidRegistrationMakesContainerInitThrow() throws {
+    let error = try #require(throws: ResolutionError.self) {
+      _ = try Container { registry in
+        registry.register(Widget.self, lifetime: .singleton) { (_, id: Int) in Widget(id: id) }
+      }
+    }
+    #expect(error.code == .invalidRegistration)
+  }
+
+  @Test func invalidBatchLeavesEarlierBatchesIntact() throws {
+    let container = try Container { registry in
+      registry.register(Widget.self) { _ in Widget(id: 1) }
+    }
+    #expect(throws: ResolutionError.self) {
+      try container.register { registry in
+        registry.register(Widget.self) { _ in Widget(id: 2) }
+        registry.register(Greeting.self, lifetime: .weak) { (_, name: String) in Greeting(text: name) }
+      }
+    }
+    #expect(try container.resolve(Widget.self).id == 1)
+    #expect(try container.resolveAll(Widget.self).map(\.id) == [1])
+  }
+}
+
+// MARK: - A thousand distinct service types
+
+/// A service type per combination of `Zero`/`One` wrappers: 2^10 distinct types from one generic.
+private struct Marker<Tag>: Sendable {
+  let index: Int
+}
+
+private enum Zero<Tag> {}
+private enum One<Tag> {}
+
+private protocol MarkerType {
+  static func register(in registry: Registrar, index: Int)
+  static func resolvedIndex(in container: Container) throws -> Int
+}
+
+extension Marker: MarkerType {
+  static func register(in registry: Registrar, index: Int) {
+    registry.register(Marker<Tag>.self) { _ in Marker(index: index) }
+  }
+
+  static func resolvedIndex(in container: Container) throws -> Int {
+    try container.resolve(Marker<Tag>.self).index
+  }
+}
+
+private func markerTypes(count: Int) -> [any MarkerType.Type] {
+  var result: [any MarkerType.Type] = []
+  func collect<Tag>(_: Tag.Type, depth: Int) {
+    guard result.count < count else { return }
+    if depth == 0 {
+      result.append(Marker<Tag>.self)
+      return
+    }
+    collect(Zero<Tag>.self, depth: depth - 1)
+    collect(One<Tag>.self, depth: depth - 1)
+  }
+  collect(Void.self, depth: 10)
+  return result
+}
