@@ -6,7 +6,7 @@
 /// release of that publication orders the write before every reader's acquire).
 @usableFromInline
 class AnyRegistration: @unchecked Sendable {
-  let key: ServiceKey
+  @usableFromInline let key: ServiceKey
   let lifetime: Lifetime
   @usableFromInline let kind: Lifetime.Kind
   let location: SourceLocation

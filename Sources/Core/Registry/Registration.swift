@@ -22,6 +22,9 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   @usableFromInline let state = Atomic<UInt8>(Registration.empty)
   @usableFromInline let storage: UnsafeMutablePointer<Service?>
   private let creation = CreationGuard()
+  /// `ObjectIdentifier` bits of the last instance type found to need no disposal, so that making
+  /// a shared instance of that type again skips the (slow) conformance casts.
+  @usableFromInline let undisposableType = Atomic<UInt>(0)
   private weak var weakInstance: AnyObject?
 
   @usableFromInline static var empty: UInt8 { 0 }
@@ -86,7 +89,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   }
 
   /// Every lifetime but `transient`, and a `singleton` not yet created.
-  @usableFromInline
+  @inlinable
   final func sharedInstance(
     _ resolver: borrowing Resolver, owner: Scope, _ arguments: repeat each Argument
   ) throws -> Service {
@@ -95,9 +98,13 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
       return try make(resolver, repeat each arguments)
     case .singleton, .eagerSingleton:
       // A singleton's dependencies come from the scope that registered it, never from the asker.
-      return try owner.withResolver(depth: resolver.depth) { try singleton($0, repeat each arguments) }
+      return try owner.withResolver(depth: resolver.depth, captor: self) {
+        try singleton($0, owner: owner, repeat each arguments)
+      }
     case .weak:
-      return try owner.withResolver(depth: resolver.depth) { try weakShared($0, repeat each arguments) }
+      return try owner.withResolver(depth: resolver.depth, captor: self) {
+        try weakShared($0, repeat each arguments)
+      }
     case .graph:
       return try graphShared(resolver, repeat each arguments)
     case .scoped:
@@ -105,7 +112,53 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     }
   }
 
-  private func singleton(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
+  /// The disposal `instance` needs, if any: the conformance casts run once per instance type.
+  @inlinable
+  final func disposal(for instance: Service) -> Disposal? {
+    let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance as Any)))
+    if undisposableType.load(ordering: .relaxed) == type { return nil }
+    let disposal = Disposal.of(instance, key: key)
+    if disposal == nil { undisposableType.store(type, ordering: .relaxed) }
+    return disposal
+  }
+
+  /// The instance of a `scoped` registration in the scope its lifetime names, made once per
+  /// owning scope. The factory runs without any lock; a second thread asking meanwhile waits for
+  /// it, after checking that waiting closes no cycle. Generic glue only: the bookkeeping is in
+  /// non-generic `Scope` methods.
+  @inlinable
+  final func scoped(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
+    let owner = try resolver.currentScope.owningScope(for: self, captor: resolver.captor)
+    let thread = currentThreadID()
+    while true {
+      switch try owner.scopedSlot(for: self, thread: thread) {
+      case .ready(let box):
+        return unsafeDowncast(box, to: ScopedBox<Service>.self).value
+      case .wait(let holder):
+        try owner.waitForScoped(self, holder: holder, thread: thread)
+      case .create:
+        let instance: Service
+        do {
+          instance = try owner.withResolver(depth: resolver.depth, captor: self) {
+            try make($0, repeat each arguments)
+          }
+        } catch {
+          owner.releaseScoped(self)
+          throw error
+        }
+        let disposal = disposal(for: instance)
+        guard owner.fillScoped(self, box: ScopedBox(instance), disposal: disposal) else {
+          throw owner.closedWhileCreating(key, disposal: disposal)
+        }
+        return instance
+      }
+    }
+  }
+
+  @usableFromInline
+  func singleton(
+    _ resolver: borrowing Resolver, owner: Scope, _ arguments: repeat each Argument
+  ) throws -> Service {
     if state.load(ordering: .acquiring) == Registration.provisional && creation.isHeldByCurrentThread {
       // Re-entered from this singleton's own activation hook: the instance exists; hand it out.
       return storage.pointee.unsafelyUnwrapped
@@ -126,12 +179,20 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
           throw error
         }
       }
+      do {
+        try owner.adopt(disposal(for: instance))
+      } catch {
+        storage.pointee = nil
+        state.store(Registration.empty, ordering: .releasing)
+        throw error
+      }
       state.store(Registration.ready, ordering: .releasing)
       return instance
     }
   }
 
-  private func weakShared(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
+  @usableFromInline
+  func weakShared(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
     try creation.withCreationLock(for: key) {
       if let existing = weakInstance as? Service { return existing }
       let instance = try make(resolver, repeat each arguments)
@@ -140,7 +201,8 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     }
   }
 
-  private func graphShared(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
+  @usableFromInline
+  func graphShared(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
     let graph: GraphCache
     if let existing = resolver.graph.pointee {
       graph = existing.takeUnretainedValue()
@@ -168,12 +230,6 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     }
   }
 
-  private func scoped(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
-    try resolver.currentScope.scopedInstance(of: self, depth: resolver.depth) { owner in
-      try make(owner, repeat each arguments)
-    }
-  }
-
   /// This registration typed as one without runtime arguments, if it takes none.
   var withoutArguments: Registration<Service>? {
     guard (repeat each Argument).self == Void.self else { return nil }
@@ -182,7 +238,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
 
   override func createEagerly(in scope: Scope) throws {
     guard let registration = withoutArguments else { return }
-    _ = try scope.withResolver { try registration.singleton($0) }
+    _ = try scope.withResolver(captor: self) { try registration.singleton($0, owner: scope) }
   }
 }
 

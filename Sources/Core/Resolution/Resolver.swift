@@ -28,17 +28,24 @@ public struct Resolver: ~Copyable {
   /// The `graph` instances of this top-level resolve, in a variable of the frame that started it,
   /// made on first use and released by that frame.
   @usableFromInline let graph: UnsafeMutablePointer<Unmanaged<GraphCache>?>
+  /// The shared registration (singleton, weak, scoped) whose instance this resolve is building,
+  /// if any: a shorter-lived scoped dependency reached from it would be captured.
+  @usableFromInline let captor: Unmanaged<AnyRegistration>?
 
   @inlinable @inline(__always)
-  init(scope: Unmanaged<Scope>, depth: Int, graph: UnsafeMutablePointer<Unmanaged<GraphCache>?>) {
+  init(
+    scope: Unmanaged<Scope>, depth: Int, graph: UnsafeMutablePointer<Unmanaged<GraphCache>?>,
+    captor: Unmanaged<AnyRegistration>?
+  ) {
     self.scope = scope
     self.depth = depth
     self.graph = graph
+    self.captor = captor
   }
 
   /// The resolver handed to the factories this one calls.
   @inlinable @inline(__always)
-  var nested: Resolver { Resolver(scope: scope, depth: depth &+ 1, graph: graph) }
+  var nested: Resolver { Resolver(scope: scope, depth: depth &+ 1, graph: graph, captor: captor) }
 
   /// The scope this resolve runs in: the scope that was asked, or, for a singleton's dependencies,
   /// the scope that registered the singleton.
@@ -49,12 +56,15 @@ extension Scope {
   /// Runs `body` with a top-level resolver for this scope: depth 0 and a fresh `graph` cache.
   @inlinable @inline(__always)
   final func withResolver<Result>(
-    depth: Int = 0, _ body: (borrowing Resolver) throws -> Result
+    depth: Int = 0, captor: AnyRegistration? = nil, _ body: (borrowing Resolver) throws -> Result
   ) rethrows -> Result {
     var graph: Unmanaged<GraphCache>? = nil
     defer { if let graph { graph.release() } }
     return try withUnsafeMutablePointer(to: &graph) { graph in
-      try body(Resolver(scope: Unmanaged.passUnretained(self), depth: depth, graph: graph))
+      try body(
+        Resolver(
+          scope: Unmanaged.passUnretained(self), depth: depth, graph: graph,
+          captor: captor.map { Unmanaged.passUnretained($0) }))
     }
   }
 }

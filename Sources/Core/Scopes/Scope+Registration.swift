@@ -21,7 +21,7 @@ extension Scope {
     let registrar = Registrar()
     try build(registrar)
     let additions = try registrar.materialize()
-    publish(additions)
+    try publish(additions)
     for registration in additions where registration.kind == .eagerSingleton {
       try registration.createEagerly(in: self)
     }

@@ -1,3 +1,5 @@
+import Synchronization
+
 extension Scope {
   /// Resolves the service registered for `type`, looking from this scope up to the root.
   ///
@@ -11,7 +13,8 @@ extension Scope {
   ///   or the scope is closed. The error names the key, the path and the registration site.
   @inlinable
   public final func resolve<Service>(_ type: Service.Type = Service.self) throws -> Service {
-    try withResolver { try $0.resolve(type) }
+    try checkOpen(Service.self)
+    return try withResolver { try $0.resolve(type) }
   }
 
   /// Resolves the service registered for `type` under `name`.
@@ -25,7 +28,8 @@ extension Scope {
   public final func resolve<Service, Name: Hashable & Sendable>(
     _ type: Service.Type = Service.self, name: Name
   ) throws -> Service {
-    try withResolver { try $0.resolve(type, name: name) }
+    try checkOpen(Service.self)
+    return try withResolver { try $0.resolve(type, name: name) }
   }
 
   /// Resolves a service registered with runtime arguments.
@@ -39,7 +43,8 @@ extension Scope {
   public final func resolve<Service, each Argument>(
     _ type: Service.Type = Service.self, arguments: repeat each Argument
   ) throws -> Service {
-    try withResolver { try $0.resolve(type, arguments: repeat each arguments) }
+    try checkOpen(Service.self)
+    return try withResolver { try $0.resolve(type, arguments: repeat each arguments) }
   }
 
   /// Resolves a named service registered with runtime arguments.
@@ -49,7 +54,8 @@ extension Scope {
   public final func resolve<Service, Name: Hashable & Sendable, each Argument>(
     _ type: Service.Type = Service.self, name: Name, arguments: repeat each Argument
   ) throws -> Service {
-    try withResolver { try $0.resolve(type, name: name, arguments: repeat each arguments) }
+    try checkOpen(Service.self)
+    return try withResolver { try $0.resolve(type, name: name, arguments: repeat each arguments) }
   }
 
   /// Resolves `type` if it is registered; `nil` if it is not.
@@ -60,7 +66,8 @@ extension Scope {
   ///
   /// - Throws: ``ResolutionError`` if a registration exists but resolving it fails.
   public final func resolveIfRegistered<Service>(_ type: Service.Type = Service.self) throws -> Service? {
-    try withResolver { try $0.resolveIfRegistered(type) }
+    try checkOpen(Service.self)
+    return try withResolver { try $0.resolveIfRegistered(type) }
   }
 
   /// Resolves `type` under `name` if it is registered; `nil` if it is not.
@@ -69,7 +76,8 @@ extension Scope {
   public final func resolveIfRegistered<Service, Name: Hashable & Sendable>(
     _ type: Service.Type = Service.self, name: Name
   ) throws -> Service? {
-    try withResolver { try $0.resolveIfRegistered(type, name: name) }
+    try checkOpen(Service.self)
+    return try withResolver { try $0.resolveIfRegistered(type, name: name) }
   }
 
   /// Resolves every unnamed registration of `type`: the root's first, then each scope's down to
@@ -81,7 +89,8 @@ extension Scope {
   ///
   /// - Throws: ``ResolutionError`` if any of them fails.
   public final func resolveAll<Service>(_ type: Service.Type = Service.self) throws -> [Service] {
-    try withResolver { try $0.resolveAll(type) }
+    try checkOpen(Service.self)
+    return try withResolver { try $0.resolveAll(type) }
   }
 
   /// Resolves every registration of `type` under `name`, in the order of ``resolveAll(_:)``.
@@ -90,7 +99,8 @@ extension Scope {
   public final func resolveAll<Service, Name: Hashable & Sendable>(
     _ type: Service.Type = Service.self, name: Name
   ) throws -> [Service] {
-    try withResolver { try $0.resolveAll(type, name: name) }
+    try checkOpen(Service.self)
+    return try withResolver { try $0.resolveAll(type, name: name) }
   }
 
   /// A ``Lazy`` that resolves `type` from this scope on first use.
@@ -111,6 +121,18 @@ extension Scope {
   /// ```
   public final func provider<Service>(_ type: Service.Type = Service.self) -> Provider<Service> {
     Provider(scope: self) { try $0.resolve(Service.self) }
+  }
+
+  /// Throws `scopeClosed` once the scope is closing. A relaxed load: a resolve racing with the
+  /// close is settled where the instance is stored, under the owning scope's lock.
+  @inlinable @inline(__always)
+  final func checkOpen<Service>(_ type: Service.Type) throws {
+    if closing.load(ordering: .relaxed) { throw closedError(Service.self) }
+  }
+
+  @usableFromInline
+  final func closedError<Service>(_ type: Service.Type) -> ResolutionError {
+    closedError(ServiceKey(Service.self, name: nil))
   }
 
   /// Every registration visible from this scope, the root's first, each scope's in registration

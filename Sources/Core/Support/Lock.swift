@@ -42,6 +42,7 @@ final class Lock: @unchecked Sendable {
 }
 
 /// An identifier of the calling thread, never 0.
+@usableFromInline
 func currentThreadID() -> UInt {
   #if canImport(Darwin)
     return UInt(bitPattern: pthread_self())

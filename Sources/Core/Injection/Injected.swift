@@ -1,0 +1,132 @@
+/// A property resolved on first access, then kept: from an explicit scope, or from
+/// ``Scope/current`` at the time of that first access.
+///
+/// ```swift
+/// final class ProfileController {
+///   @Injected var repository: UserRepository
+///   @Injected(name: LogChannel.audit) var audit: Logger
+///
+///   func show(_ id: User.ID) throws -> Profile {
+///     try $repository.resolve().profile(id)   // throwing access
+///   }
+/// }
+/// ```
+///
+/// Nothing is resolved when the object is created, so it can be created where no scope is current.
+/// A value passed to the initializer wins over injection, which is handy in tests:
+/// `@Injected var clock: Clock = FixedClock()`.
+///
+/// Reading the plain property cannot throw, because Swift does not let property wrappers throw;
+/// if resolving fails, it stops the program with the message the ``ResolutionError`` carries.
+/// This is the one place Strata traps. Use the projected value (`try $repository.resolve()`) to
+/// handle the error, or resolve the service once at start-up to rule the failure out.
+@propertyWrapper
+public struct Injected<Value>: Sendable {
+  private let storage: InjectionStorage<Value>
+
+  /// Resolves from ``Scope/current`` on first access.
+  public init() {
+    storage = InjectionStorage(scope: nil) { try $0.resolve(Value.self) }
+  }
+
+  /// Resolves from `scope` on first access.
+  ///
+  /// - Parameter scope: The scope to resolve from, such as the container.
+  public init(from scope: Scope) {
+    storage = InjectionStorage(scope: scope) { try $0.resolve(Value.self) }
+  }
+
+  /// Resolves the registration named `name`, from `scope` or, if `nil`, from ``Scope/current``.
+  ///
+  /// - Parameters:
+  ///   - name: The name the service was registered with.
+  ///   - scope: The scope to resolve from; `nil` for the current scope.
+  public init<Name: Hashable & Sendable>(name: Name, from scope: Scope? = nil) {
+    storage = InjectionStorage(scope: scope) { try $0.resolve(Value.self, name: name) }
+  }
+
+  /// Uses `wrappedValue` and never resolves.
+  ///
+  /// - Parameter wrappedValue: The value the property holds.
+  public init(wrappedValue: Value) {
+    storage = InjectionStorage(value: wrappedValue)
+  }
+
+  /// The injected instance, resolved on first access.
+  ///
+  /// Traps with the resolution error's message if resolving fails; see the type's discussion.
+  public var wrappedValue: Value {
+    do {
+      return try storage.value()
+    } catch {
+      // The one documented trap: a property wrapper's getter cannot throw. `$property.resolve()`
+      // is the throwing access, and resolving once at start-up rules this out.
+      fatalError("@Injected \(Value.self): \(error)")
+    }
+  }
+
+  /// Throwing access to the injected instance: `try $repository.resolve()`.
+  public var projectedValue: Injection<Value> { Injection(storage: storage) }
+}
+
+/// The projected value of an ``Injected`` property: throwing access to its instance.
+///
+/// ```swift
+/// do {
+///   let repository = try $repository.resolve()
+/// } catch let error as ResolutionError {
+///   logger.error("\(error)")
+/// }
+/// ```
+public struct Injection<Value>: Sendable {
+  fileprivate let storage: InjectionStorage<Value>
+
+  /// The injected instance, resolving it on first use.
+  ///
+  /// - Returns: The instance, kept for later accesses.
+  /// - Throws: ``ResolutionError`` if resolving fails (including when no scope is current); a
+  ///   later access tries again.
+  public func resolve() throws -> Value { try storage.value() }
+
+  /// Whether the instance has been resolved (or was given to the initializer).
+  public var isResolved: Bool { storage.isResolved }
+}
+
+/// The state of one ``Injected`` property, shared by its copies.
+///
+/// `@unchecked Sendable`: `cached` is read and written only under `lock`.
+final class InjectionStorage<Value>: @unchecked Sendable {
+  private let scope: Scope?
+  private let make: (@Sendable (Scope) throws -> Value)?
+  private let lock = Lock()
+  private var cached: Value?
+
+  init(scope: Scope?, make: @escaping @Sendable (Scope) throws -> Value) {
+    self.scope = scope
+    self.make = make
+  }
+
+  init(value: Value) {
+    self.scope = nil
+    self.make = nil
+    self.cached = value
+  }
+
+  var isResolved: Bool { lock.withLock { cached != nil } }
+
+  func value() throws -> Value {
+    try lock.withLock {
+      if let cached { return cached }
+      guard let make, let scope = scope ?? Scope.current else {
+        throw ResolutionError(
+          code: .noMatchingScope, key: ServiceKey(Value.self, name: nil), registeredAt: nil,
+          hintSource: .text(
+            "an @Injected property was read where no scope is current; read it inside "
+              + "`withScope`, or inject from an explicit scope with `@Injected(from: container)`"))
+      }
+      let value = try make(scope)
+      cached = value
+      return value
+    }
+  }
+}

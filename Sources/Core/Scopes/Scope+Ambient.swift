@@ -1,0 +1,129 @@
+extension Scope {
+  /// The scope that code running in this task resolves from when given none: set by
+  /// ``withScope(_:name:_:)-4uyk9`` and inherited by child tasks.
+  ///
+  /// ```swift
+  /// try await container.withScope(.request) { _ in
+  ///   let handler = try Scope.current?.resolve(Handler.self)   // this request's scope
+  /// }
+  /// ```
+  ///
+  /// `@Injected` properties read it on first access. It is the only ambient state Strata has;
+  /// there is no global container.
+  @TaskLocal public static var current: Scope?
+
+  /// Creates a child scope, makes it ``current`` while `body` runs, and closes it when `body`
+  /// returns or throws.
+  ///
+  /// ```swift
+  /// let response = try container.withScope(.request) { request in
+  ///   try request.resolve(Handler.self).handle(input)
+  /// }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - tag: The kind of scope, such as ``ScopeTag/request``.
+  ///   - name: An optional label for messages.
+  ///   - body: Runs with the new scope, which is also ``current``.
+  /// - Returns: What `body` returns.
+  /// - Throws: What `body` throws (which wins over a disposal error); otherwise a
+  ///   ``ResolutionError`` from making or closing the scope.
+  public final func withScope<Result>(
+    _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
+  ) throws -> Result {
+    let scope = try makeScope(tag, name: name)
+    let result: Result
+    do {
+      result = try Scope.$current.withValue(scope) { try body(scope) }
+    } catch {
+      try? scope.close()
+      throw error
+    }
+    try scope.close()
+    return result
+  }
+
+  /// Creates a child scope, makes it ``current`` while the asynchronous `body` runs (child tasks
+  /// inherit it), and closes it — awaiting asynchronous disposers — when `body` returns, throws
+  /// or is cancelled.
+  ///
+  /// ```swift
+  /// func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
+  ///   try await container.withScope(.request) { scope in
+  ///     try await scope.resolve(Router.self).route(request)
+  ///   }
+  /// }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - tag: The kind of scope.
+  ///   - name: An optional label for messages.
+  ///   - body: Runs with the new scope, which is also ``current``.
+  /// - Returns: What `body` returns.
+  /// - Throws: What `body` throws (which wins over a disposal error); otherwise a
+  ///   ``ResolutionError`` from making or closing the scope.
+  public final func withScope<Result>(
+    _ tag: ScopeTag, name: String? = nil, isolation: isolated (any Actor)? = #isolation,
+    _ body: (Scope) async throws -> Result
+  ) async throws -> Result {
+    let scope = try makeScope(tag, name: name)
+    let result: Result
+    do {
+      result = try await Scope.$current.withValue(scope) { try await body(scope) }
+    } catch {
+      try? await scope.close()
+      throw error
+    }
+    try await scope.close()
+    return result
+  }
+}
+
+/// Creates a child of the ``Scope/current`` scope, makes it current while `body` runs, and closes it
+/// afterwards.
+///
+/// ```swift
+/// try await container.withScope(.session) { _ in
+///   try await withScope(.request) { request in   // a child of the session
+///     try request.resolve(Handler.self).handle()
+///   }
+/// }
+/// ```
+///
+/// - Parameters:
+///   - tag: The kind of scope.
+///   - name: An optional label for messages.
+///   - body: Runs with the new scope.
+/// - Returns: What `body` returns.
+/// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/noMatchingScope`` if no scope is
+///   current; otherwise as ``Scope/withScope(_:name:_:)-4uyk9``.
+public func withScope<Result>(
+  _ tag: ScopeTag, name: String? = nil, isolation: isolated (any Actor)? = #isolation,
+  _ body: (Scope) async throws -> Result
+) async throws -> Result {
+  guard let parent = Scope.current else { throw noCurrentScope(tag) }
+  return try await parent.withScope(tag, name: name, isolation: isolation, body)
+}
+
+/// Creates a child of the ``Scope/current`` scope for a synchronous `body`; see the asynchronous
+/// variant.
+///
+/// ```swift
+/// let total = try withScope(.request) { request in try request.resolve(Cart.self).total }
+/// ```
+///
+/// - Throws: ``ResolutionError`` if no scope is current, or as ``Scope/withScope(_:name:_:)-4uyk9``.
+public func withScope<Result>(
+  _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
+) throws -> Result {
+  guard let parent = Scope.current else { throw noCurrentScope(tag) }
+  return try parent.withScope(tag, name: name, body)
+}
+
+private func noCurrentScope(_ tag: ScopeTag) -> ResolutionError {
+  ResolutionError(
+    code: .noMatchingScope, key: ServiceKey(Scope.self, name: nil), registeredAt: nil,
+    hintSource: .text(
+      "no scope is current, so a \(tag) scope has no parent; call `container.withScope(\(tag))` "
+        + "or run inside another withScope"))
+}

@@ -1,0 +1,101 @@
+extension Scope {
+  /// Creates a child scope: a request, a session, or a scope of your own kind.
+  ///
+  /// ```swift
+  /// let session = try container.makeScope(.session, name: user.id)
+  /// let request = try session.makeScope(.request)
+  /// defer { try? request.close() }
+  /// let cart = try request.resolve(Cart.self)   // scoped(.session): shared by the session's requests
+  /// ```
+  ///
+  /// Creating a child copies nothing: it costs one allocation. The child sees every registration
+  /// of its ancestors. It stays alive, and tracked by this scope, until it is closed — by you, or by
+  /// closing this scope — so close every scope you make, or use ``withScope(_:name:_:)-4uyk9``.
+  ///
+  /// - Parameters:
+  ///   - tag: The kind of scope, such as ``ScopeTag/request``; `scoped(tag)` registrations find it.
+  ///   - name: An optional label for messages, such as a session id.
+  /// - Returns: The new, open scope.
+  /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/scopeClosed`` if this scope is
+  ///   closed.
+  public final func makeScope(_ tag: ScopeTag, name: String? = nil) throws -> Scope {
+    let child = Scope(tag: tag, name: name, parent: self)
+    try state.withLock { state in
+      guard !isClosed else {
+        throw ResolutionError(
+          code: .scopeClosed, key: ServiceKey(Scope.self, name: nil), registeredAt: nil,
+          hintSource: .text("\(chainDescription) is closed; it cannot make a \(tag) scope"))
+      }
+      if let first = state.firstChild {
+        first.previousSibling = Unmanaged.passUnretained(child)
+        child.nextSibling = first
+      }
+      state.firstChild = child
+    }
+    return child
+  }
+
+  /// Creates a child scope with registrations of its own: additions and overrides that it and its
+  /// descendants see, and nobody else.
+  ///
+  /// ```swift
+  /// let tenant = try container.makeScope(.tenant, name: "acme") { registry in
+  ///   registry.register(instance: TenantConfig(id: "acme"))
+  ///   registry.register(Storage.self, lifetime: .singleton) { _ in S3Storage(bucket: "acme") }
+  /// }
+  /// ```
+  ///
+  /// A singleton registered here is one instance per such scope, disposed when the scope closes.
+  ///
+  /// - Parameters:
+  ///   - tag: The kind of scope.
+  ///   - name: An optional label for messages.
+  ///   - build: Receives a ``Registrar`` for the scope's own registrations.
+  /// - Returns: The new, open scope.
+  /// - Throws: ``ResolutionError`` if this scope is closed or a registration is invalid; what
+  ///   `build` throws. Nothing is left open when it throws.
+  public final func makeScope(
+    _ tag: ScopeTag, name: String? = nil, _ build: (Registrar) throws -> Void
+  ) throws -> Scope {
+    let child = try makeScope(tag, name: name)
+    do {
+      try child.register(build)
+    } catch {
+      try? child.close()
+      throw error
+    }
+    return child
+  }
+
+  /// Unlinks this scope from its parent's live children, if it is still linked.
+  func detachFromParent() {
+    guard let parent else { return }
+    parent.state.withLock { state in
+      let previous = previousSibling?.takeUnretainedValue()
+      let isLinked = previous != nil || state.firstChild === self
+      guard isLinked else { return }
+      if let previous {
+        previous.nextSibling = nextSibling
+      } else {
+        state.firstChild = nextSibling
+      }
+      nextSibling?.previousSibling = previousSibling
+      nextSibling = nil
+      previousSibling = nil
+    }
+  }
+
+  /// Takes the live children out of the list, newest first.
+  func takeChildren(_ state: inout ScopeState) -> [Scope] {
+    var children: [Scope] = []
+    var current = state.firstChild
+    state.firstChild = nil
+    while let child = current {
+      children.append(child)
+      current = child.nextSibling
+      child.nextSibling = nil
+      child.previousSibling = nil
+    }
+    return children
+  }
+}

@@ -1,0 +1,137 @@
+extension Scope {
+  /// Closes the scope: closes its open children, then disposes every instance it owns in reverse
+  /// creation order, each exactly once.
+  ///
+  /// ```swift
+  /// let request = try container.makeScope(.request)
+  /// defer { try? request.close() }
+  /// ```
+  ///
+  /// After `close()` begins, resolving from the scope or making a child of it throws
+  /// ``ResolutionError/Code/scopeClosed``. A resolve racing with the close either returns an
+  /// instance that the close then disposes, or throws that error. Closing twice does nothing.
+  ///
+  /// Asynchronous disposers (``AsyncDisposable``) cannot be awaited here: they run in a
+  /// background task, and the close reports them as errors so you can switch to
+  /// `try await close()`.
+  ///
+  /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
+  ///   disposer error (``ResolutionError/disposalErrors``), after all disposers ran.
+  public final func close() throws {
+    guard let disposals = beginClose() else { return }
+    if disposals.children.isEmpty && disposals.own.isEmpty {
+      detachFromParent()
+      return
+    }
+    var errors = disposals.children.flatMap { child in
+      Scope.collect { try child.close() }
+    }
+    var background: [Disposal] = []
+    for disposal in disposals.own.reversed() {
+      switch disposal.action {
+      case .sync: errors += Scope.runSync([disposal])
+      case .async:
+        background.append(disposal)
+        errors.append(DisposalError(key: disposal.key, underlying: AsyncDisposalRequired()))
+      }
+    }
+    if !background.isEmpty {
+      let pending = background
+      Task { _ = await Scope.runAsync(pending) }
+    }
+    detachFromParent()
+    try throwIfFailed(errors)
+  }
+
+  /// Closes the scope, awaiting asynchronous disposers: closes its open children, then disposes
+  /// every instance it owns in reverse creation order, each exactly once.
+  ///
+  /// ```swift
+  /// try await scope.close()
+  /// ```
+  ///
+  /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
+  ///   disposer error, after all disposers ran.
+  public final func close() async throws {
+    guard let disposals = beginClose() else { return }
+    var errors: [any Error] = []
+    for child in disposals.children {
+      do { try await child.close() } catch { errors += Scope.flatten(error) }
+    }
+    errors += await Scope.runAsync(disposals.own.reversed())
+    detachFromParent()
+    try throwIfFailed(errors)
+  }
+
+  /// Marks the scope closed and takes what it must close; `nil` if it was already closing.
+  private func beginClose() -> (children: [Scope], own: [Disposal])? {
+    state.withLock { state in
+      guard !closing.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
+      let own = state.disposals
+      state.disposals = []
+      state.scoped = ScopedSlots()
+      return (state.firstChild == nil ? [] : takeChildren(&state), own)
+    }
+  }
+
+  private func throwIfFailed(_ errors: [any Error]) throws {
+    guard let first = errors.first else { return }
+    let key = (first as? DisposalError)?.key ?? ServiceKey(Scope.self, name: nil)
+    throw ResolutionError(
+      code: .disposalFailed, key: key, registeredAt: nil, disposalErrors: errors,
+      hintSource: .text("every other disposer of \(chainDescription) still ran"))
+  }
+
+  static func collect(_ body: () throws -> Void) -> [any Error] {
+    do {
+      try body()
+      return []
+    } catch {
+      return flatten(error)
+    }
+  }
+
+  /// A child's aggregate error as its disposer errors; any other error as itself.
+  static func flatten(_ error: any Error) -> [any Error] {
+    if let error = error as? ResolutionError, error.code == .disposalFailed { return error.disposalErrors }
+    return [error]
+  }
+
+  /// Runs synchronous disposers in the given order, collecting their errors.
+  static func runSync(_ disposals: [Disposal]) -> [any Error] {
+    var errors: [any Error] = []
+    for disposal in disposals {
+      guard case .sync(let disposable) = disposal.action else { continue }
+      do { try disposable.dispose() } catch {
+        errors.append(DisposalError(key: disposal.key, underlying: error))
+      }
+    }
+    return errors
+  }
+
+  /// Runs disposers of either kind in the given order, collecting their errors.
+  static func runAsync(_ disposals: some Sequence<Disposal>) async -> [any Error] {
+    var errors: [any Error] = []
+    for disposal in disposals {
+      do {
+        switch disposal.action {
+        case .sync(let disposable): try disposable.dispose()
+        case .async(let disposable): try await disposable.dispose()
+        }
+      } catch {
+        errors.append(DisposalError(key: disposal.key, underlying: error))
+      }
+    }
+    return errors
+  }
+}
+
+/// Reported by a synchronous ``Scope/close()-5tp9t`` for each ``AsyncDisposable`` instance: it is
+/// disposed in a background task, whose errors cannot be reported.
+public struct AsyncDisposalRequired: Error, CustomStringConvertible {
+  /// Explains the fix.
+  public var description: String {
+    "an AsyncDisposable instance was disposed in a background task; close this scope with "
+      + "`try await scope.close()` to await it and see its errors"
+  }
+}
