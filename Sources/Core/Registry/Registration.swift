@@ -115,7 +115,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   /// The disposal `instance` needs, if any: the conformance casts run once per instance type.
   @inlinable
   final func disposal(for instance: Service) -> Disposal? {
-    let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance as Any)))
+    let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance)))
     if undisposableType.load(ordering: .relaxed) == type { return nil }
     let disposal = Disposal.of(instance, key: key)
     if disposal == nil { undisposableType.store(type, ordering: .relaxed) }
@@ -128,31 +128,50 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   /// non-generic `Scope` methods.
   @inlinable
   final func scoped(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
-    let owner = try resolver.currentScope.owningScope(for: self, captor: resolver.captor)
+    // The owner is the resolving scope or one of its ancestors, all kept alive by the caller.
+    let owner = try Scope.owningScope(from: resolver.scope, for: self, captor: resolver.captor)
     let thread = currentThreadID()
     while true {
-      switch try owner.scopedSlot(for: self, thread: thread) {
-      case .ready(let box):
-        return unsafeDowncast(box, to: ScopedBox<Service>.self).value
+      switch try owner._withUnsafeGuaranteedRef({ try $0.scopedSlot(for: self, thread: thread) }) {
+      case .ready(let stored):
+        return Registration.unbox(stored)
       case .wait(let holder):
-        try owner.waitForScoped(self, holder: holder, thread: thread)
+        try owner._withUnsafeGuaranteedRef { try $0.waitForScoped(self, holder: holder, thread: thread) }
       case .create:
         let instance: Service
         do {
-          instance = try owner.withResolver(depth: resolver.depth, captor: self) {
-            try make($0, repeat each arguments)
+          instance = try owner._withUnsafeGuaranteedRef { owner in
+            try owner.withResolver(depth: resolver.depth, captor: self) { try make($0, repeat each arguments) }
           }
         } catch {
-          owner.releaseScoped(self)
+          owner._withUnsafeGuaranteedRef { $0.releaseScoped(self) }
           throw error
         }
         let disposal = disposal(for: instance)
-        guard owner.fillScoped(self, box: ScopedBox(instance), disposal: disposal) else {
-          throw owner.closedWhileCreating(key, disposal: disposal)
+        let filled = owner._withUnsafeGuaranteedRef {
+          $0.fillScoped(self, instance: Registration.box(instance), disposal: disposal)
+        }
+        guard filled else {
+          throw owner._withUnsafeGuaranteedRef { $0.closedWhileCreating(key, disposal: disposal) }
         }
         return instance
       }
     }
+  }
+
+  /// A class instance as itself; anything else in a ``ScopedBox``. After specialisation the test
+  /// is a constant, so a class-typed scoped service costs no box.
+  @inlinable @inline(__always)
+  static func box(_ instance: Service) -> AnyObject {
+    if Service.self is AnyObject.Type { return unsafeBitCast(instance, to: AnyObject.self) }
+    return ScopedBox(instance)
+  }
+
+  /// The inverse of ``box(_:)``.
+  @inlinable @inline(__always)
+  static func unbox(_ stored: AnyObject) -> Service {
+    if Service.self is AnyObject.Type { return unsafeBitCast(stored, to: Service.self) }
+    return unsafeDowncast(stored, to: ScopedBox<Service>.self).value
   }
 
   @usableFromInline

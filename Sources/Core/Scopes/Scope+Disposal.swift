@@ -19,10 +19,6 @@ extension Scope {
   ///   disposer error (``ResolutionError/disposalErrors``), after all disposers ran.
   public final func close() throws {
     guard let disposals = beginClose() else { return }
-    if disposals.children.isEmpty && disposals.own.isEmpty {
-      detachFromParent()
-      return
-    }
     var errors = disposals.children.flatMap { child in
       Scope.collect { try child.close() }
     }
@@ -63,15 +59,21 @@ extension Scope {
     try throwIfFailed(errors)
   }
 
-  /// Marks the scope closed and takes what it must close; `nil` if it was already closing.
+  /// Marks the scope closed and takes what it must close; `nil` if it was already closing, or if
+  /// there is nothing to close (then the scope is already detached from its parent).
   private func beginClose() -> (children: [Scope], own: [Disposal])? {
-    state.withLock { state in
+    let taken = state.withLock { state -> (children: [Scope], own: [Disposal])? in
       guard !closing.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
       let own = state.disposals
       state.disposals = []
       state.scoped = ScopedSlots()
       return (state.firstChild == nil ? [] : takeChildren(&state), own)
     }
+    if let taken, taken.children.isEmpty && taken.own.isEmpty {
+      detachFromParent()
+      return nil
+    }
+    return taken
   }
 
   private func throwIfFailed(_ errors: [any Error]) throws {

@@ -75,12 +75,12 @@ extension Scope {
   /// - Returns: `false` if the scope closed while the factory ran; the caller disposes the
   ///   instance and reports `scopeClosed`.
   @usableFromInline
-  final func fillScoped(_ registration: AnyRegistration, box: AnyObject, disposal: Disposal?) -> Bool {
+  final func fillScoped(_ registration: AnyRegistration, instance: AnyObject, disposal: Disposal?) -> Bool {
     let id = ObjectIdentifier(registration)
     return state.withLock { state in
       guard !isClosed else { return false }
       let filled = state.scoped.update(id) { slot in
-        slot.instance = box
+        slot.instance = instance
         slot.creator = 0
       }
       if filled, let disposal { state.disposals.append(disposal) }
@@ -118,17 +118,20 @@ extension Scope {
       hintSource: .text("\(chainDescription) closed while `\(key)` was being created; it was disposed"))
   }
 
-  /// The scope that owns instances of a `scoped` registration, seen from this scope.
+  /// The scope that owns instances of a `scoped` registration, seen from `start`: `start` itself
+  /// or an ancestor, so it lives as long as `start` does.
   @usableFromInline
-  final func owningScope(for registration: AnyRegistration, captor: Unmanaged<AnyRegistration>?) throws
-    -> Scope
-  {
-    guard let tag = registration.lifetime.scopeTag else { return self }
-    var current: Scope? = self
-    while let scope = current {
-      if scope.tag == tag { return scope }
-      current = scope.parent
+  static func owningScope(
+    from start: Unmanaged<Scope>, for registration: AnyRegistration, captor: Unmanaged<AnyRegistration>?
+  ) throws -> Unmanaged<Scope> {
+    guard let tag = registration.lifetime.scopeTag else { return start }
+    var current = start
+    while true {
+      if current._withUnsafeGuaranteedRef({ $0.tag == tag }) { return current }
+      guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { break }
+      current = parent
     }
+    let chainDescription = start.takeUnretainedValue().chainDescription
     if let captor = captor?.takeUnretainedValue() {
       throw ResolutionError(
         code: .captiveDependency, key: registration.key, registeredAt: captor.location,
