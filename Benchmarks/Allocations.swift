@@ -1,7 +1,8 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #endif
-import Synchronization
 
 /// Counts heap allocations: every call to `malloc`, `calloc`, `realloc`, `posix_memalign`,
 /// `aligned_alloc` and `memalign` made by the Swift runtime and the other loaded libraries.
@@ -31,6 +32,8 @@ enum AllocationCounter {
   /// Call once, before any other thread starts.
   static func install() {
     #if os(Linux) && (arch(x86_64) || arch(arm64))
+      // Initialize every global the wrappers touch now, so that they never run an initializer.
+      _ = count
       guard realAllocator != nil else {
         return fail("glibc's allocation functions were not found with dlsym")
       }

@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import Synchronization
 
 /// The three implementations every workload compares.
 enum Variant: String, CaseIterable, Sendable {
@@ -23,6 +24,9 @@ struct Subjects: Sendable {
   var strata: Body
   var manual: Body
   var naive: Body
+  /// Strata's plain `transient` resolve, for workloads whose target is a ratio to it: measured
+  /// on one thread, interleaved with the variants' samples so that both see the same conditions.
+  var strataTransientReference: Body?
   /// Growth of the resident set while each variant's setup ran, for workloads about memory.
   var residentGrowth: [Variant: Int] = [:]
 
@@ -69,7 +73,7 @@ struct MeasurementPlan: Sendable {
     samples: 9, sampleNanoseconds: 8_000_000, allocationIterations: 2000)
   /// About a minute in all.
   static let standard = MeasurementPlan(
-    samples: 41, sampleNanoseconds: 50_000_000, allocationIterations: 20_000)
+    samples: 51, sampleNanoseconds: 50_000_000, allocationIterations: 20_000)
 }
 
 /// The outcome of measuring one workload.
@@ -79,11 +83,15 @@ struct Measurement: Sendable {
   var nanosecondsPerOperation: [Variant: Double] = [:]
   /// First and third quartiles of ns per operation.
   var quartiles: [Variant: (Double, Double)] = [:]
+  /// Median ns per operation of the Strata `transient` reference, if the workload has one.
+  var strataTransientReference: Double?
   /// Allocations per operation; empty if allocations cannot be counted.
   var allocationsPerOperation: [Variant: Double] = [:]
   /// Operations per sample, as calibrated.
   var iterations: [Variant: Int] = [:]
   var samples = 0
+  /// How long the workload's setup (all variants) took.
+  var setupNanoseconds: UInt64 = 0
   var residentGrowth: [Variant: Int] = [:]
 }
 
@@ -108,35 +116,46 @@ struct Harness {
   let options: SetupOptions
 
   func measure(_ workload: Workload) throws -> Measurement {
+    let setupStarted = monotonicNanoseconds()
     let subjects = try workload.setup(options)
     let runner = Runner(threads: workload.threads)
-    var measurement = Measurement(workload: workload, residentGrowth: subjects.residentGrowth)
+    var measurement = Measurement(
+      workload: workload, setupNanoseconds: monotonicNanoseconds() - setupStarted,
+      residentGrowth: subjects.residentGrowth)
 
-    // Calibrate, then warm up with one full-length sample, per variant.
-    var iterations: [Variant: Int] = [:]
-    for variant in Variant.allCases {
-      let body = subjects.body(for: variant)
-      let count = try calibrate(body, runner: runner)
-      _ = try runner.run(body, iterations: count)
-      iterations[variant] = count
+    // Every series: the three variants, and the reference if there is one.
+    var series = Variant.allCases.map { Series(variant: $0, body: subjects.body(for: $0), runner: runner) }
+    if let reference = subjects.strataTransientReference {
+      series.append(Series(variant: nil, body: reference, runner: Runner(threads: 1)))
     }
 
-    // Interleave the variants, rotating which goes first, so that drift hits all alike.
-    var perOperation: [Variant: [Double]] = [:]
+    // Calibrate, then warm up with one full-length sample, per series.
+    var iterations: [Int] = []
+    for entry in series {
+      let count = try calibrate(entry.body, runner: entry.runner)
+      _ = try entry.runner.run(entry.body, iterations: count)
+      iterations.append(count)
+    }
+
+    // Interleave the series, rotating which goes first, so that drift hits all alike.
+    var perOperation = [[Double]](repeating: [], count: series.count)
     for sample in 0..<plan.samples {
-      for offset in 0..<Variant.allCases.count {
-        let variant = Variant.allCases[(sample + offset) % Variant.allCases.count]
-        let count = iterations[variant] ?? 1
-        let result = try runner.run(subjects.body(for: variant), iterations: count)
-        perOperation[variant, default: []].append(Double(result.nanoseconds) / Double(count))
+      for offset in series.indices {
+        let index = (sample + offset) % series.count
+        let result = try series[index].runner.run(series[index].body, iterations: iterations[index])
+        perOperation[index].append(Double(result.nanoseconds) / Double(iterations[index]))
       }
     }
-    for (variant, values) in perOperation {
-      let sorted = values.sorted()
+    for (index, entry) in series.enumerated() {
+      let sorted = perOperation[index].sorted()
+      guard let variant = entry.variant else {
+        measurement.strataTransientReference = quantile(sorted, 0.5)
+        continue
+      }
       measurement.nanosecondsPerOperation[variant] = quantile(sorted, 0.5)
       measurement.quartiles[variant] = (quantile(sorted, 0.25), quantile(sorted, 0.75))
+      measurement.iterations[variant] = iterations[index]
     }
-    measurement.iterations = iterations
     measurement.samples = plan.samples
 
     if AllocationCounter.isAvailable {
@@ -163,6 +182,13 @@ struct Harness {
       count *= elapsed < plan.sampleNanoseconds / 256 ? 16 : 2
     }
   }
+}
+
+/// A body to sample, the variant it is (`nil` for the reference), and how to run it.
+private struct Series {
+  let variant: Variant?
+  let body: Body
+  let runner: Runner
 }
 
 /// The `fraction` quantile of sorted values, interpolating between neighbours.

@@ -41,15 +41,25 @@ struct RatioTarget: Sendable {
     .versusStrataTransient("registry-10k", limit: 1.2),
     .versusStrataTransient("failed-resolve", limit: 20),
     .versusStrataTransient("concurrent-transient", limit: 0.63),
+    .versusManual("request-scope", limit: 3),
+    .versusStrataTransient("scope-depth-8", limit: 1.3),
   ]
 
-  /// The measured ratio; `nil` unless both workloads were measured.
+  /// The measured ratio; `nil` unless both times were measured.
+  ///
+  /// A ratio to Strata's `transient` uses the reference interleaved with the workload's own
+  /// samples when it has one, and the `transient` workload's result otherwise.
   func measured(in measurements: [Measurement]) -> Double? {
-    func time(_ workload: String, _ variant: Variant) -> Double? {
-      measurements.first { $0.workload.id == workload }?.nanosecondsPerOperation[variant]
-    }
-    guard let numerator = time(workload, .strata),
-      let denominator = time(referenceWorkload, referenceVariant), denominator > 0
+    func measurement(_ id: String) -> Measurement? { measurements.first { $0.workload.id == id } }
+    guard let subject = measurement(workload), let numerator = subject.nanosecondsPerOperation[.strata]
+    else { return nil }
+    let interleaved =
+      referenceWorkload == Workload.transient.id && referenceVariant == .strata
+      ? subject.strataTransientReference : nil
+    guard
+      let denominator = interleaved
+        ?? measurement(referenceWorkload)?.nanosecondsPerOperation[referenceVariant],
+      denominator > 0
     else { return nil }
     return numerator / denominator
   }
@@ -87,19 +97,35 @@ struct Report {
     }
     lines.append("")
     lines.append(
-      "Median of \(plan.samples) samples per variant (~\(plan.sampleNanoseconds / 1_000_000) ms each, "
+      "- Median of \(plan.samples) samples per variant (~\(plan.sampleNanoseconds / 1_000_000) ms each, "
         + "variants interleaved); mode \(options.quick ? "quick" : "standard"); "
-        + "total \(fixed(Double(elapsedNanoseconds) / 1e9, decimals: 1)) s.")
+        + "total \(fixed(Double(elapsedNanoseconds) / 1e9, decimals: 1)) s. Ratios to strata-transient "
+        + "divide by a Strata transient resolve sampled alongside the workload's own samples.")
     if let problem = AllocationCounter.problem {
-      lines.append("Allocations were not counted: \(problem).")
+      lines.append("- Allocations were not counted: \(problem).")
+    }
+    if let speedup = manualParallelSpeedup {
+      var line =
+        "- \(Workload.concurrentTransient.id): hand-written code ran \(fixed(speedup, decimals: 2))× as fast "
+        + "on \(Workload.concurrentTransient.threads) threads as on one (\(onlineProcessors) CPUs online)"
+      if speedup < 1.6 {
+        line += "; other processes were probably using the CPUs, so its ratio is not trustworthy"
+      }
+      lines.append(line + ".")
     }
     for measurement in measurements where !measurement.residentGrowth.isEmpty {
       let growth = Variant.allCases.compactMap { variant in
-        measurement.residentGrowth[variant].map { "\(variant.rawValue) \(fixed(Double($0) / 1_048_576, decimals: 1)) MiB" }
+        measurement.residentGrowth[variant].map {
+          "\(variant.rawValue) \(fixed(Double($0) / 1_048_576, decimals: 1)) MiB"
+        }
       }
-      var line = "\(measurement.workload.id): resident set growth while building: " + growth.joined(separator: ", ")
+      var line =
+        "- \(measurement.workload.id): resident set growth while building the containers: "
+        + growth.joined(separator: ", ")
       if measurement.workload.id == Workload.registry10k.id {
-        line += " (other keys: \(options.registryFill.rawValue))"
+        line +=
+          " (other keys: \(options.registryFill.rawValue); Strata's figure includes the metadata the "
+          + "runtime makes for its generic registration classes when a service type is first registered)"
       }
       lines.append(line + ".")
     }
@@ -126,11 +152,22 @@ struct Report {
         ("iterations_per_sample", .variants { measurement.iterations[$0].map(JSON.integer) ?? .null }),
         ("samples", .integer(measurement.samples)),
         ("threads", .integer(measurement.workload.threads)),
+        ("setup_s", .number(Double(measurement.setupNanoseconds) / 1e9)),
       ]
+      if let reference = measurement.strataTransientReference {
+        fields.append(("strata_transient_reference_ns_per_op", .number(reference)))
+      }
+      if measurement.workload.id == Workload.concurrentTransient.id, let speedup = manualParallelSpeedup {
+        fields.append(("manual_parallel_speedup", .number(speedup)))
+      }
       if !measurement.residentGrowth.isEmpty {
         fields.append(
-          ("rss_growth_bytes", .object(measurement.residentGrowth.sorted { $0.key.rawValue < $1.key.rawValue }
-            .map { ($0.key.rawValue, .integer($0.value)) })))
+          (
+            "rss_growth_bytes",
+            .object(
+              measurement.residentGrowth.sorted { $0.key.rawValue < $1.key.rawValue }
+                .map { ($0.key.rawValue, .integer($0.value)) })
+          ))
       }
       return .object(fields)
     }
@@ -151,12 +188,26 @@ struct Report {
       ("allocation_iterations", .integer(plan.allocationIterations)),
       ("allocations_counted", .bool(AllocationCounter.isAvailable)),
       ("registry_fill", .string(options.registryFill.rawValue)),
+      ("cpus_online", .integer(onlineProcessors)),
       ("elapsed_s", .number(Double(elapsedNanoseconds) / 1e9)),
     ]
     let document = JSON.object([
       ("results", .array(results)), ("ratios", .object(ratios)), ("config", .object(config)),
     ])
     return document.rendered()
+  }
+}
+
+extension Report {
+  /// How much faster hand-written `transient` ran on several threads than on one: a check that
+  /// the CPUs were really free for `concurrent-transient`. `nil` unless both were measured.
+  var manualParallelSpeedup: Double? {
+    func manual(_ workload: Workload) -> Double? {
+      measurements.first { $0.workload.id == workload.id }?.nanosecondsPerOperation[.manual]
+    }
+    guard let single = manual(.transient), let parallel = manual(.concurrentTransient), parallel > 0
+    else { return nil }
+    return single / parallel
   }
 }
 

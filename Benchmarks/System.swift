@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import Synchronization
 
 /// Nanoseconds on the monotonic clock.
 @inline(__always)
@@ -43,6 +44,9 @@ func residentBytes() -> Int? {
   guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return nil }
   return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
+
+/// How many processors are online.
+var onlineProcessors: Int { Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
 
 /// Runs `body` on a new POSIX thread.
 ///

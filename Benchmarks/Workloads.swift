@@ -13,6 +13,7 @@ extension Workload {
   /// Every workload, in report order. Add new ones here.
   static let all: [Workload] = [
     transient, singleton, graph, named, registry10k, arguments, failedResolve, concurrentTransient,
+    requestScope, scopeDepth8, rootTransientChurn,
   ]
 
   /// A transient service without dependencies.
@@ -31,14 +32,14 @@ extension Workload {
     }
     let naive = NaiveContainer()
     naive.register(Bar.self, singleton: true) { _ in Bar() }
-    let shared = Bar()
+    let root = ManualRoot()
     try expect(
       try container.resolve(Bar.self) === container.resolve(Bar.self),
       "Strata returned two different instances of a singleton")
     try expect(try naive.resolve(Bar.self) === naive.resolve(Bar.self), "naive singleton is not shared")
     return Subjects(
       strata: { count in for _ in 0..<count { blackHole(try container.resolve(Bar.self)) } },
-      manual: { count in for _ in 0..<count { blackHole(shared) } },
+      manual: { count in for _ in 0..<count { blackHole(root.sharedBar()) } },
       naive: { count in for _ in 0..<count { blackHole(try naive.resolve(Bar.self)) } })
   }
 
@@ -87,7 +88,10 @@ extension Workload {
         for _ in 0..<count { blackHole(try container.resolve(Foo.self, name: Channel.primary)) }
       },
       manual: { count in for _ in 0..<count { blackHole(Foo()) } },
-      naive: { count in for _ in 0..<count { blackHole(try naive.resolve(Foo.self, name: Channel.primary)) } })
+      naive: { count in
+        for _ in 0..<count { blackHole(try naive.resolve(Foo.self, name: Channel.primary)) }
+      },
+      strataTransientReference: try strataTransientReference())
   }
 
   /// The `transient` workload with 10,000 other registrations in the same container.
@@ -100,11 +104,14 @@ extension Workload {
   ) { options in
     let fill = options.registryFill
     let otherCount = 10_000
+    // Made (and their metadata instantiated) before measuring memory, which should show what
+    // the containers keep, not the type metadata the runtime keeps.
+    let fillerTypes = fill == .types ? (0..<otherCount).map(fillerType) : []
     let residentBeforeStrata = residentBytes()
     let container = try Container { registry in
       switch fill {
       case .types:
-        for number in 0..<otherCount { registerFiller(fillerType(number), in: registry) }
+        for type in fillerTypes { registerFiller(type, in: registry) }
       case .names:
         for number in 0..<otherCount {
           registry.register(FillerService.self, name: number) { _ in FillerService() }
@@ -114,10 +121,12 @@ extension Workload {
     }
     let residentBeforeNaive = residentBytes()
     let naive = fooNaive()
-    for number in 0..<otherCount {
-      switch fill {
-      case .types: registerFiller(fillerType(number), in: naive)
-      case .names: naive.register(FillerService.self, name: number) { _ in FillerService() }
+    switch fill {
+    case .types:
+      for type in fillerTypes { registerFiller(type, in: naive) }
+    case .names:
+      for number in 0..<otherCount {
+        naive.register(FillerService.self, name: number) { _ in FillerService() }
       }
     }
     let residentAfter = residentBytes()
@@ -126,10 +135,11 @@ extension Workload {
       container.registrations.count == otherCount + 1,
       "Strata lists \(container.registrations.count) registrations, expected \(otherCount + 1)")
     switch fill {
-    case .types: try resolveFiller(fillerType(otherCount - 1), from: container)
+    case .types: for type in fillerTypes.suffix(2) { try resolveFiller(type, from: container) }
     case .names: _ = try container.resolve(FillerService.self, name: otherCount - 1)
     }
     var subjects = try fooSubjects(container: container, naive: naive)
+    subjects.strataTransientReference = try strataTransientReference()
     if let residentBeforeStrata, let residentBeforeNaive, let residentAfter {
       subjects.residentGrowth = [
         .strata: residentBeforeNaive - residentBeforeStrata, .naive: residentAfter - residentBeforeNaive,
@@ -190,7 +200,8 @@ extension Workload {
         for _ in 0..<count {
           do { blackHole(try naive.resolve(Missing.self)) } catch { blackHole(error) }
         }
-      })
+      },
+      strataTransientReference: try strataTransientReference())
   }
 
   /// The `transient` workload on two threads at once.
@@ -198,7 +209,9 @@ extension Workload {
     id: "concurrent-transient",
     summary: "the transient service on 2 threads at once (wall time / all resolves)", threads: 2
   ) { _ in
-    try fooSubjects(container: fooContainer(), naive: fooNaive())
+    var subjects = try fooSubjects(container: fooContainer(), naive: fooNaive())
+    subjects.strataTransientReference = try strataTransientReference()
+    return subjects
   }
 }
 
@@ -222,6 +235,12 @@ private func fooSubjects(container: Container, naive: NaiveContainer) throws -> 
     strata: { count in for _ in 0..<count { blackHole(try container.resolve(Foo.self)) } },
     manual: { count in for _ in 0..<count { blackHole(Foo()) } },
     naive: { count in for _ in 0..<count { blackHole(try naive.resolve(Foo.self)) } })
+}
+
+/// Strata's `transient` workload on a container of its own, for ratios to it.
+private func strataTransientReference() throws -> Body {
+  let container = try fooContainer()
+  return { count in for _ in 0..<count { blackHole(try container.resolve(Foo.self)) } }
 }
 
 private func registerFiller<F: Filler>(_ type: F.Type, in registry: Registrar) {

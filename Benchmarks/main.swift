@@ -12,7 +12,7 @@ let options: Options
 do {
   options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
-  printError("strata-bench: \(error)\n\n\(Options.usage)")
+  printError("strata-bench: \(error)\nRun 'strata-bench --help' for the options.")
   exit(2)
 }
 if options.showHelp {
@@ -45,7 +45,10 @@ for (index, workload) in workloads.enumerated() {
       "\($0.rawValue) \(fixed(measurement.nanosecondsPerOperation[$0], decimals: 2))"
     }
     let seconds = Double(monotonicNanoseconds() - workloadStarted) / 1e9
-    printError("    ns/op: " + times.joined(separator: ", ") + " (\(fixed(seconds, decimals: 1)) s)")
+    let setup = Double(measurement.setupNanoseconds) / 1e9
+    printError(
+      "    ns/op: " + times.joined(separator: ", ")
+        + " (setup \(fixed(setup, decimals: 2)) s, total \(fixed(seconds, decimals: 1)) s)")
   } catch {
     failures += 1
     printError("strata-bench: error: workload \(workload.id) failed: \(error)")

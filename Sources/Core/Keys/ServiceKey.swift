@@ -65,6 +65,7 @@ public struct ServiceKey: Hashable, Sendable, CustomStringConvertible {
     hasher.combine(service)
     hasher.combine(arguments)
     hasher.combine(name?.typeID ?? 0)
+    hasher.combine(name?.valueHash ?? 0)
   }
 }
 

@@ -15,6 +15,9 @@ class AnyServiceName: @unchecked Sendable, CustomStringConvertible {
 
   func isEqual(to other: AnyServiceName) -> Bool { false }
 
+  /// The name's own `hashValue`.
+  var valueHash: Int { 0 }
+
   @usableFromInline var description: String { "" }
 }
 
@@ -37,6 +40,8 @@ final class ServiceName<Value: Hashable & Sendable>: AnyServiceName, @unchecked 
   }
 
   /// `.primary` for an enum case, `"audit"` for a string, the value's description otherwise.
+  override var valueHash: Int { value.hashValue }
+
   @usableFromInline override var description: String {
     if let string = value as? String { return "\"\(string)\"" }
     let text = String(describing: value)

@@ -141,7 +141,9 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
         let instance: Service
         do {
           instance = try owner._withUnsafeGuaranteedRef { owner in
-            try owner.withResolver(depth: resolver.depth, captor: self) { try make($0, repeat each arguments) }
+            try owner.withResolver(depth: resolver.depth, captor: self) {
+              try make($0, repeat each arguments)
+            }
           }
         } catch {
           owner._withUnsafeGuaranteedRef { $0.releaseScoped(self) }

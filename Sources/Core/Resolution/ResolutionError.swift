@@ -113,8 +113,11 @@ public struct ResolutionError: Error, CustomStringConvertible {
     switch code {
     case .notRegistered: "nothing is registered for `\(key)`"
     case .cycle:
-      if let cycle { "circular dependency: \(cycle.map(\.shortDescription).joined(separator: " → "))" }
-      else { "circular dependency while resolving `\(key)`" }
+      if let cycle {
+        "circular dependency: \(cycle.map(\.shortDescription).joined(separator: " → "))"
+      } else {
+        "circular dependency while resolving `\(key)`"
+      }
     case .factoryFailed: "the factory of `\(key)` threw: \(underlying.map { "\($0)" } ?? "an error")"
     case .activationFailed:
       "the activation hook of `\(key)` threw: \(underlying.map { "\($0)" } ?? "an error")"

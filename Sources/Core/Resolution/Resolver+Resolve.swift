@@ -192,7 +192,9 @@ extension Resolver {
   }
 
   @usableFromInline
-  borrowing func missing<Service, Name: Hashable & Sendable>(_ type: Service.Type, name: Name) -> ResolutionError {
+  borrowing func missing<Service, Name: Hashable & Sendable>(_ type: Service.Type, name: Name)
+    -> ResolutionError
+  {
     missing(ServiceKey(Service.self, name: ServiceName(name)))
   }
 

@@ -1,0 +1,157 @@
+import Strata
+import Synchronization
+
+extension ScopeTag {
+  /// The tag of the intermediate scopes in `scope-depth-8`.
+  static let benchmarkLevel = ScopeTag("level")
+}
+
+extension Workload {
+  /// Create a `.request` scope, resolve one request-scoped service twice and one root singleton,
+  /// close the scope.
+  static let requestScope = Workload(
+    id: "request-scope",
+    summary: "make a request scope, resolve a request-scoped service twice and a singleton, close"
+  ) { _ in
+    let container = try Container { registry in
+      registry.register(Bar.self, lifetime: .singleton) { _ in Bar() }
+      registry.register(RequestState.self, lifetime: .scoped(.request)) { _ in RequestState() }
+    }
+    let naive = NaiveContainer()
+    naive.register(Bar.self, singleton: true) { _ in Bar() }
+    let root = ManualRoot()
+    let scope = try container.makeScope(.request)
+    try expect(
+      try scope.resolve(RequestState.self) === scope.resolve(RequestState.self),
+      "Strata made two instances of a request-scoped service in one scope")
+    try scope.close()
+    return Subjects(
+      strata: { count in
+        for _ in 0..<count {
+          let request = try container.makeScope(.request)
+          blackHole(try request.resolve(RequestState.self))
+          blackHole(try request.resolve(RequestState.self))
+          blackHole(try request.resolve(Bar.self))
+          try request.close()
+        }
+      },
+      manual: { count in
+        for _ in 0..<count {
+          let state = RequestState()
+          blackHole(state)
+          blackHole(state)
+          blackHole(root.sharedBar())
+        }
+      },
+      naive: { count in
+        for _ in 0..<count {
+          let request = NaiveScope(parent: naive)
+          blackHole(try request.resolve(RequestState.self) { RequestState() })
+          blackHole(try request.resolve(RequestState.self) { RequestState() })
+          blackHole(try naive.resolve(Bar.self))
+        }
+      })
+  }
+
+  /// The transient service registered in the root, resolved from a scope eight levels down whose
+  /// scopes have no registrations of their own.
+  static let scopeDepth8 = Workload(
+    id: "scope-depth-8",
+    summary: "the transient service resolved from a scope 8 levels below the root"
+  ) { _ in
+    let container = try Container { registry in registry.register(Foo.self) { _ in Foo() } }
+    var deepest: Scope = container
+    for _ in 0..<8 { deepest = try deepest.makeScope(.benchmarkLevel) }
+    let scope = deepest
+    let naive = NaiveContainer()
+    naive.register(Foo.self) { _ in Foo() }
+    try expect(try scope.resolve(Foo.self).value == 42, "Strata made a wrong Foo from a deep scope")
+    var subjects = Subjects(
+      strata: { count in for _ in 0..<count { blackHole(try scope.resolve(Foo.self)) } },
+      manual: { count in for _ in 0..<count { blackHole(Foo()) } },
+      naive: { count in for _ in 0..<count { blackHole(try naive.resolve(Foo.self)) } })
+    subjects.strataTransientReference = { count in
+      for _ in 0..<count { blackHole(try container.resolve(Foo.self)) }
+    }
+    return subjects
+  }
+
+  /// 1,000,000 disposable transients resolved from the root and dropped: resident memory must stay
+  /// flat, because a scope never keeps transients.
+  static let rootTransientChurn = Workload(
+    id: "root-transient-churn",
+    summary: "disposable transients resolved from the root and dropped (memory must stay flat)"
+  ) { _ in
+    let container = try Container { registry in
+      registry.register(DisposableFoo.self) { _ in DisposableFoo() }
+    }
+    let naive = NaiveContainer()
+    naive.register(DisposableFoo.self) { _ in DisposableFoo() }
+    let churn = 1_000_000
+    var growth: [Variant: Int] = [:]
+    for _ in 0..<10_000 { blackHole(try container.resolve(DisposableFoo.self)) }
+    if let before = residentBytes() {
+      for _ in 0..<churn { blackHole(try container.resolve(DisposableFoo.self)) }
+      if let after = residentBytes() { growth[.strata] = after - before }
+    }
+    if let before = residentBytes() {
+      for _ in 0..<churn { blackHole(try naive.resolve(DisposableFoo.self)) }
+      if let after = residentBytes() { growth[.naive] = after - before }
+    }
+    if let before = residentBytes() {
+      for _ in 0..<churn { blackHole(DisposableFoo()) }
+      if let after = residentBytes() { growth[.manual] = after - before }
+    }
+    try expect(DisposableFoo.disposed.load(ordering: .relaxed) == 0, "the container disposed a transient")
+    var subjects = Subjects(
+      strata: { count in for _ in 0..<count { blackHole(try container.resolve(DisposableFoo.self)) } },
+      manual: { count in for _ in 0..<count { blackHole(DisposableFoo()) } },
+      naive: { count in for _ in 0..<count { blackHole(try naive.resolve(DisposableFoo.self)) } })
+    subjects.residentGrowth = growth
+    return subjects
+  }
+}
+
+/// A request-scoped service.
+final class RequestState: Sendable {
+  let value = 7
+}
+
+/// A disposable transient, as a connection or file handle would be.
+final class DisposableFoo: Disposable, Sendable {
+  static let disposed = Atomic<Int>(0)
+  let value = 5
+  func dispose() { DisposableFoo.disposed.add(1, ordering: .relaxed) }
+}
+
+/// The `manual` baseline's composition root: what hand-written code that shares one instance
+/// does — a stored instance handed to each caller through an accessor, which returns an owned
+/// reference just as `resolve` does.
+final class ManualRoot: Sendable {
+  private let bar = Bar()
+
+  @inline(never)
+  func sharedBar() -> Bar { bar }
+}
+
+/// The `naive` baseline's request scope: a locked dictionary of this request's instances.
+final class NaiveScope: Sendable {
+  private let parent: NaiveContainer
+  private let instances = Mutex<[ObjectIdentifier: any Sendable]>([:])
+
+  init(parent: NaiveContainer) {
+    self.parent = parent
+  }
+
+  /// The request's instance of `type`, made with `make` on first use.
+  func resolve<Service: Sendable>(_ type: Service.Type, make: () -> Service) throws -> Service {
+    let key = ObjectIdentifier(type)
+    if let existing = instances.withLock({ $0[key] }) {
+      guard let typed = existing as? Service else { throw BenchmarkError("naive scope held a wrong type") }
+      return typed
+    }
+    let made = make()
+    instances.withLock { $0[key] = made }
+    return made
+  }
+}
