@@ -7,6 +7,8 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
   name: "Strata",
+  // The Synchronization module (Atomic, Mutex) ships with these releases on Apple platforms.
+  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
   products: [
     .library(name: "Strata", targets: ["Strata"]),
     .library(name: "StrataModules", targets: ["StrataModules"]),

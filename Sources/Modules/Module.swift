@@ -26,7 +26,7 @@ extension Scope {
   /// ```
   ///
   /// - Parameter modules: The modules to install.
-  /// - Throws: ``Strata/ResolutionError`` for an invalid registration or a failing eager singleton.
+  /// - Throws: `ResolutionError` for an invalid registration or a failing eager singleton.
   public func install(_ modules: any Module...) throws {
     try register { registry in
       for module in modules { module.register(in: registry) }

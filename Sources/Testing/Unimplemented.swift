@@ -25,7 +25,10 @@ extension Registrar {
   /// #expect(throws: ResolutionError.self) { try container.resolve(Checkout.self) }
   /// ```
   ///
-  /// - Parameter type: The service that must not be resolved.
+  /// - Parameters:
+  ///   - type: The service that must not be resolved.
+  ///   - fileID: Where the placeholder is registered; recorded in the error. Leave the default.
+  ///   - line: The line of the placeholder; recorded in the error. Leave the default.
   public func registerUnimplemented<Service>(
     _ type: Service.Type, fileID: StaticString = #fileID, line: UInt = #line
   ) {

@@ -9,7 +9,7 @@
 ///   registry.register(Database.self, lifetime: .singleton) { _ in try Postgres(url: databaseURL) }
 ///   registry.register(UserRepository.self, SQLUserRepository.init)            // auto-wired
 ///   registry.register(Logger.self, name: LogChannel.audit) { _ in AuditLogger() }
-///   registry.register(Greeting.self) { _, name: String in Greeting(name) }    // runtime argument
+///   registry.register(Greeting.self) { (_, name: String) in Greeting(name) }    // runtime argument
 ///   registry.register(instance: Configuration.load())
 /// }
 /// ```
@@ -26,7 +26,7 @@ public final class Registrar {
   /// registry.register(UserService.self, lifetime: .singleton) { resolver in
   ///   UserService(repository: try resolver.resolve(UserRepository.self))
   /// }
-  /// registry.register(Greeting.self) { _, name: String, times: Int in Greeting(name, times) }
+  /// registry.register(Greeting.self) { (_, name: String, times: Int) in Greeting(name, times) }
   /// ```
   ///
   /// A factory with runtime arguments is resolved with ``Scope/resolve(_:arguments:)``; its
@@ -38,6 +38,8 @@ public final class Registrar {
   ///     `nil` for the unnamed registration.
   ///   - lifetime: How long instances live; `.transient` by default. Shared lifetimes
   ///     (`singleton`, `weak`, `scoped`) cannot take runtime arguments.
+  ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
+  ///   - line: The line of the registration; recorded for errors. Leave the default.
   ///   - factory: Makes an instance. It may throw; the error reaches the caller of `resolve`
   ///     wrapped with the resolution path.
   /// - Returns: A handle to add forwards or an activation hook.
@@ -74,6 +76,8 @@ public final class Registrar {
   ///   - type: The type to register.
   ///   - name: A typed name, or `nil`.
   ///   - lifetime: How long instances live; `.transient` by default.
+  ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
+  ///   - line: The line of the registration; recorded for errors. Leave the default.
   ///   - initializer: A function from the dependencies to the service, typically `Type.init`.
   /// - Returns: A handle to add forwards or an activation hook.
   @discardableResult
@@ -95,7 +99,7 @@ public final class Registrar {
         factory: { resolver in try initializer(repeat try resolver.resolve((each Dependency).self)) }))
   }
 
-  /// Registers a ready-made instance as a singleton.
+  /// Registers a ready-made instance, which every resolve returns.
   ///
   /// ```swift
   /// registry.register(Configuration.self, instance: Configuration(environment: .production))
@@ -104,7 +108,10 @@ public final class Registrar {
   /// - Parameters:
   ///   - type: The type to register; inferred from `instance` when omitted.
   ///   - name: A typed name, or `nil`.
-  ///   - instance: The instance every resolve returns.
+  ///   - instance: The instance every resolve returns. You made it, so you dispose of it: no
+  ///     scope disposes an instance registered this way.
+  ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
+  ///   - line: The line of the registration; recorded for errors. Leave the default.
   /// - Returns: A handle to add forwards.
   @discardableResult
   public func register<Service>(
@@ -164,7 +171,10 @@ public struct RegistrationHandle<Service> {
   /// forward is first resolved and throws `.typeMismatch` if it fails. Use
   /// ``forwarding(to:as:fileID:line:)`` to have the compiler check it.
   ///
-  /// - Parameter type: Another type, usually a protocol `Service` conforms to.
+  /// - Parameters:
+  ///   - type: Another type, usually a protocol `Service` conforms to.
+  ///   - fileID: Where the forward is declared; recorded for errors. Leave the default.
+  ///   - line: The line of the forward; recorded for errors. Leave the default.
   /// - Returns: This handle, for chaining.
   @discardableResult
   public func forwarding<Other>(
@@ -183,6 +193,8 @@ public struct RegistrationHandle<Service> {
   /// - Parameters:
   ///   - type: Another type.
   ///   - convert: Converts the service to `type`; usually `{ $0 }`.
+  ///   - fileID: Where the forward is declared; recorded for errors. Leave the default.
+  ///   - line: The line of the forward; recorded for errors. Leave the default.
   /// - Returns: This handle, for chaining.
   @discardableResult
   public func forwarding<Other>(

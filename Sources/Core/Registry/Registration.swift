@@ -130,6 +130,9 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   final func scoped(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
     // The owner is the resolving scope or one of its ancestors, all kept alive by the caller.
     let owner = try Scope.owningScope(from: resolver.scope, for: self, captor: resolver.captor)
+    if let stored = owner._withUnsafeGuaranteedRef({ $0.readyInlineInstance(self) }) {
+      return stored._withUnsafeGuaranteedRef { Registration.unbox($0) }
+    }
     let thread = currentThreadID()
     while true {
       switch try owner._withUnsafeGuaranteedRef({ try $0.scopedSlot(for: self, thread: thread) }) {
@@ -137,7 +140,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
         return Registration.unbox(stored)
       case .wait(let holder):
         try owner._withUnsafeGuaranteedRef { try $0.waitForScoped(self, holder: holder, thread: thread) }
-      case .create:
+      case .create(let slot):
         let instance: Service
         do {
           instance = try owner._withUnsafeGuaranteedRef { owner in
@@ -146,12 +149,12 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
             }
           }
         } catch {
-          owner._withUnsafeGuaranteedRef { $0.releaseScoped(self) }
+          owner._withUnsafeGuaranteedRef { $0.releaseScoped(self, slot: slot) }
           throw error
         }
         let disposal = disposal(for: instance)
         let filled = owner._withUnsafeGuaranteedRef {
-          $0.fillScoped(self, instance: Registration.box(instance), disposal: disposal)
+          $0.fillScoped(self, slot: slot, instance: Registration.box(instance), disposal: disposal)
         }
         guard filled else {
           throw owner._withUnsafeGuaranteedRef { $0.closedWhileCreating(key, disposal: disposal) }

@@ -9,7 +9,8 @@
 ///   // notRegistered: nothing is registered for `Database`
 ///   //   path: App → UserService → Database
 ///   //   requested by the registration at App/Setup.swift:14
-///   //   hint: `PostgresDatabase` is registered; did you mean to forward it to `Database`?
+///   //   hint: `DatabaseImpl` is registered; did you mean to register it as `Database`
+///   //         (`.forwarding(to: Database.self)`) or to resolve `DatabaseImpl`?
 ///   if error.code == .notRegistered { … }
 /// }
 /// ```
@@ -102,10 +103,10 @@ public struct ResolutionError: Error, CustomStringConvertible {
 
   /// For a ``Code/cycle``: the services that form the cycle, starting and ending with the same one.
   public var cycle: [ServiceKey]? {
-    guard code == .cycle, let last = rawPath.last,
-      let first = rawPath.dropLast().firstIndex(of: last)
+    let path = trimmedPath
+    guard code == .cycle, let last = path.last, let first = path.dropLast().firstIndex(of: last)
     else { return nil }
-    return Array(rawPath[first...])
+    return Array(path[first...])
   }
 
   /// One sentence on what went wrong.

@@ -18,6 +18,7 @@ extension Resolver {
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
         arguments: UInt(bitPattern: ObjectIdentifier(Void.self)))
     else { return try resolveUnregistered(Service.self) }
+    if found.isOwnerClosed { throw found.closedError() }
     return try found.registration._withUnsafeGuaranteedRef {
       try unsafeDowncast($0, to: Registration<Service>.self).instance(nested, owner: found.owner)
     }
@@ -44,6 +45,7 @@ extension Resolver {
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
         arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), name: name)
     else { throw missing(Service.self, name: name) }
+    if found.isOwnerClosed { throw found.closedError() }
     return try found.registration._withUnsafeGuaranteedRef {
       try unsafeDowncast($0, to: Registration<Service>.self).instance(nested, owner: found.owner)
     }
@@ -52,7 +54,7 @@ extension Resolver {
   /// Resolves a service registered with runtime arguments, passing `arguments` to its factory.
   ///
   /// ```swift
-  /// registry.register(Greeting.self) { _, name: String, times: Int in Greeting(name, times) }
+  /// registry.register(Greeting.self) { (_, name: String, times: Int) in Greeting(name, times) }
   /// let greeting = try resolver.resolve(Greeting.self, arguments: "Ada", 3)
   /// ```
   ///
@@ -70,6 +72,7 @@ extension Resolver {
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
         arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)))
     else { throw missing(Service.self, arguments: repeat (each Argument).self) }
+    if found.isOwnerClosed { throw found.closedError() }
     return try found.registration._withUnsafeGuaranteedRef {
       try unsafeDowncast($0, to: Registration<Service, repeat each Argument>.self)
         .instance(nested, owner: found.owner, repeat each arguments)
@@ -93,6 +96,7 @@ extension Resolver {
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
         arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)), name: name)
     else { throw missing(Service.self, name: name, arguments: repeat (each Argument).self) }
+    if found.isOwnerClosed { throw found.closedError() }
     return try found.registration._withUnsafeGuaranteedRef {
       try unsafeDowncast($0, to: Registration<Service, repeat each Argument>.self)
         .instance(nested, owner: found.owner, repeat each arguments)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Resolves services on behalf of a factory: the argument every factory closure receives.
 ///
 /// A resolver knows the scope the resolve runs in and how deep the current resolution is, so that
@@ -79,6 +81,16 @@ struct Found {
   init(registration: Unmanaged<AnyRegistration>, owner: Unmanaged<Scope>) {
     self.registration = registration
     self.owner = owner
+  }
+
+  /// Whether the scope holding the registration has started closing: its instances are, or are
+  /// about to be, disposed, so nothing more is resolved through it.
+  @inlinable @inline(__always)
+  var isOwnerClosed: Bool { owner._withUnsafeGuaranteedRef { $0.closing.load(ordering: .relaxed) } }
+
+  @usableFromInline
+  func closedError() -> ResolutionError {
+    owner.takeUnretainedValue().closedError(registration.takeUnretainedValue().key)
   }
 }
 

@@ -29,7 +29,8 @@ public protocol Disposable {
 /// try await scope.close()
 /// ```
 ///
-/// Close a scope that may own such instances with `await scope.close()`; see ``Scope/close()-1jq9p``.
+/// Close a scope that may own such instances with `try await scope.close()`; see
+/// ``Scope/close()-70h7``.
 public protocol AsyncDisposable {
   /// Releases the instance's resources.
   ///

@@ -1,6 +1,6 @@
 extension Scope {
-  /// The scope that code running in this task resolves from when given none: set by
-  /// ``withScope(_:name:_:)-4uyk9`` and inherited by child tasks.
+  /// The scope that code running in this task resolves from when given none: set by the
+  /// `withScope` functions (synchronous and asynchronous) and inherited by child tasks.
   ///
   /// ```swift
   /// try await container.withScope(.request) { _ in
@@ -58,6 +58,7 @@ extension Scope {
   /// - Parameters:
   ///   - tag: The kind of scope.
   ///   - name: An optional label for messages.
+  ///   - isolation: The caller's actor, inherited so that `body` runs where the caller does.
   ///   - body: Runs with the new scope, which is also ``current``.
   /// - Returns: What `body` returns.
   /// - Throws: What `body` throws (which wins over a disposal error); otherwise a
@@ -93,10 +94,11 @@ extension Scope {
 /// - Parameters:
 ///   - tag: The kind of scope.
 ///   - name: An optional label for messages.
+///   - isolation: The caller's actor, inherited so that `body` runs where the caller does.
 ///   - body: Runs with the new scope.
 /// - Returns: What `body` returns.
 /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/noMatchingScope`` if no scope is
-///   current; otherwise as ``Scope/withScope(_:name:_:)-4uyk9``.
+///   current; otherwise as ``Scope/withScope(_:name:_:)``.
 public func withScope<Result>(
   _ tag: ScopeTag, name: String? = nil, isolation: isolated (any Actor)? = #isolation,
   _ body: (Scope) async throws -> Result
@@ -112,7 +114,7 @@ public func withScope<Result>(
 /// let total = try withScope(.request) { request in try request.resolve(Cart.self).total }
 /// ```
 ///
-/// - Throws: ``ResolutionError`` if no scope is current, or as ``Scope/withScope(_:name:_:)-4uyk9``.
+/// - Throws: ``ResolutionError`` if no scope is current, or as ``Scope/withScope(_:name:_:)``.
 public func withScope<Result>(
   _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
 ) throws -> Result {

@@ -8,9 +8,10 @@ extension Scope {
   /// let cart = try request.resolve(Cart.self)   // scoped(.session): shared by the session's requests
   /// ```
   ///
-  /// Creating a child copies nothing: it costs one allocation. The child sees every registration
-  /// of its ancestors. It stays alive, and tracked by this scope, until it is closed — by you, or by
-  /// closing this scope — so close every scope you make, or use ``withScope(_:name:_:)-4uyk9``.
+  /// Creating a child copies nothing and takes no lock: it costs one allocation. The child sees
+  /// every registration of its ancestors. Once it owns something to dispose, this scope tracks it
+  /// (and keeps it alive) until it is closed — by you, or by closing this scope — so close every
+  /// scope you make, or use ``withScope(_:name:_:)``. Closing an ancestor closes it too.
   ///
   /// - Parameters:
   ///   - tag: The kind of scope, such as ``ScopeTag/request``; `scoped(tag)` registrations find it.
@@ -19,20 +20,12 @@ extension Scope {
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/scopeClosed`` if this scope is
   ///   closed.
   public final func makeScope(_ tag: ScopeTag, name: String? = nil) throws -> Scope {
-    let child = Scope(tag: tag, name: name, parent: self)
-    try state.withLock { state in
-      guard !isClosed else {
-        throw ResolutionError(
-          code: .scopeClosed, key: ServiceKey(Scope.self, name: nil), registeredAt: nil,
-          hintSource: .text("\(chainDescription) is closed; it cannot make a \(tag) scope"))
-      }
-      if let first = state.firstChild {
-        first.previousSibling = Unmanaged.passUnretained(child)
-        child.nextSibling = first
-      }
-      state.firstChild = child
+    guard !isClosed else {
+      throw ResolutionError(
+        code: .scopeClosed, key: ServiceKey(Scope.self, name: nil), registeredAt: nil,
+        hintSource: .text("\(chainDescription) is closed; it cannot make a \(tag) scope"))
     }
-    return child
+    return Scope(tag: tag, name: name, parent: self)
   }
 
   /// Creates a child scope with registrations of its own: additions and overrides that it and its
@@ -67,13 +60,36 @@ extension Scope {
     return child
   }
 
-  /// Unlinks this scope from its parent's live children, if it is still linked.
+  /// Links this scope, and the scopes above it, into their parents' lists of children to close,
+  /// so that closing an ancestor closes this scope first. Called before a scope takes its first
+  /// instance to dispose; a linked scope stays alive until it is closed.
+  ///
+  /// - Returns: `false` if this scope or an ancestor is closing: nothing may be added to it.
+  func ensureLinked() -> Bool {
+    guard let parent else { return !closing.load(ordering: .acquiring) }
+    guard parent.ensureLinked() else { return false }
+    return parent.state.withLock { state in
+      guard !parent.closing.load(ordering: .acquiring) else { return false }
+      guard !isLinked else { return true }
+      wantsLink.store(true, ordering: .sequentiallyConsistent)
+      guard !closing.load(ordering: .sequentiallyConsistent) else { return false }
+      if let first = state.firstChild {
+        first.previousSibling = Unmanaged.passUnretained(self)
+        nextSibling = first
+      }
+      state.firstChild = self
+      isLinked = true
+      return true
+    }
+  }
+
+  /// Unlinks this scope from its parent's list of children to close, if it is linked.
   func detachFromParent() {
     guard let parent else { return }
     parent.state.withLock { state in
-      let previous = previousSibling?.takeUnretainedValue()
-      let isLinked = previous != nil || state.firstChild === self
       guard isLinked else { return }
+      isLinked = false
+      let previous = previousSibling?.takeUnretainedValue()
       if let previous {
         previous.nextSibling = nextSibling
       } else {
@@ -95,6 +111,7 @@ extension Scope {
       current = child.nextSibling
       child.nextSibling = nil
       child.previousSibling = nil
+      child.isLinked = false
     }
     return children
   }

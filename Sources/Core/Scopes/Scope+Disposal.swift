@@ -63,14 +63,15 @@ extension Scope {
   /// there is nothing to close (then the scope is already detached from its parent).
   private func beginClose() -> (children: [Scope], own: [Disposal])? {
     let taken = state.withLock { state -> (children: [Scope], own: [Disposal])? in
-      guard !closing.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
+      guard !closing.load(ordering: .relaxed) else { return nil }
+      closing.store(true, ordering: .sequentiallyConsistent)
       let own = state.disposals
       state.disposals = []
-      state.scoped = ScopedSlots()
+      state.scoped = []
       return (state.firstChild == nil ? [] : takeChildren(&state), own)
     }
     if let taken, taken.children.isEmpty && taken.own.isEmpty {
-      detachFromParent()
+      if wantsLink.load(ordering: .sequentiallyConsistent) { detachFromParent() }
       return nil
     }
     return taken
@@ -128,7 +129,7 @@ extension Scope {
   }
 }
 
-/// Reported by a synchronous ``Scope/close()-5tp9t`` for each ``AsyncDisposable`` instance: it is
+/// Reported by a synchronous ``Scope/close()-5plpz`` for each ``AsyncDisposable`` instance: it is
 /// disposed in a background task, whose errors cannot be reported.
 public struct AsyncDisposalRequired: Error, CustomStringConvertible {
   /// Explains the fix.

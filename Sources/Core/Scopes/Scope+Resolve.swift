@@ -123,8 +123,10 @@ extension Scope {
     Provider(scope: self) { try $0.resolve(Service.self) }
   }
 
-  /// Throws `scopeClosed` once the scope is closing. A relaxed load: a resolve racing with the
-  /// close is settled where the instance is stored, under the owning scope's lock.
+  /// Throws `scopeClosed` once the scope is closing. Together with the check of the scope holding
+  /// the registration (`Found.isOwnerClosed`) and of the scope owning a scoped instance, a resolve
+  /// never hands out an instance that a closed scope disposed. A resolve racing with the close is
+  /// settled where the instance is stored, under the owning scope's lock.
   @inlinable @inline(__always)
   final func checkOpen<Service>(_ type: Service.Type) throws {
     if closing.load(ordering: .relaxed) { throw closedError(Service.self) }

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -6,18 +8,31 @@
   import Darwin
 #endif
 
-/// One `scoped` instance of a scope, or one being created.
+/// The states of an inline scoped slot, in the low bits of its tag (registration identities are
+/// object addresses, 16-byte aligned).
+@usableFromInline
+enum InlineSlot {
+  /// A thread is running the factory.
+  @usableFromInline static var creating: UInt { 1 }
+  /// The instance is published.
+  @usableFromInline static var ready: UInt { 2 }
+  /// Reserved for the registration, but nobody is creating it (a factory threw).
+  @usableFromInline static var vacant: UInt { 3 }
+  @usableFromInline static var stateMask: UInt { 3 }
+}
+
+/// One overflow `scoped` instance of a scope (past the inline slots), or one being created.
 ///
 /// `@unchecked Sendable`: read and written only under the owning scope's `state` mutex.
 struct ScopedSlot: @unchecked Sendable {
   let registration: ObjectIdentifier
   /// The thread running the factory; 0 once the instance is there.
   var creator: UInt
-  /// A ``ScopedBox`` of the registration's service type; `nil` while being created.
+  /// The instance (see `Registration.box`); `nil` while being created.
   var instance: AnyObject?
 }
 
-/// A scoped instance, boxed so that slots of any service type fit one array.
+/// A scoped instance of a non-class type, boxed so that every slot holds an object.
 @usableFromInline
 final class ScopedBox<Value> {
   @usableFromInline let value: Value
@@ -27,11 +42,11 @@ final class ScopedBox<Value> {
 /// What a scope says about a scoped slot when asked for it.
 @usableFromInline
 enum ScopedSlotState {
-  /// The instance exists: a ``ScopedBox``.
+  /// The instance exists (see `Registration.box`).
   case ready(AnyObject)
-  /// The caller reserved the slot and must create the instance.
-  case create
-  /// Another thread is creating it; wait with ``Scope/waitForScoped(_:holder:key:)``.
+  /// The caller reserved the slot (inline index, or -1 for overflow) and must create the instance.
+  case create(slot: Int)
+  /// Another thread is creating it; wait with ``Scope/waitForScoped(_:holder:thread:)``.
   case wait(holder: UInt)
 }
 
@@ -39,60 +54,157 @@ enum ScopedSlotState {
 // generic half lives in `Registration` and is specialised in the caller's module, so neither half
 // looks up generic metadata at run time.
 extension Scope {
-  /// Finds the slot of `registration`, or reserves it for the calling thread.
+  /// The published instance of `registration` in an inline slot: the lock-free fast path.
+  ///
+  /// The returned reference is unretained; it stays valid while this scope lives, because inline
+  /// instances are released only in `deinit`.
+  @inlinable @inline(__always)
+  final func readyInlineInstance(_ registration: AnyRegistration) -> Unmanaged<AnyObject>? {
+    let ready = UInt(bitPattern: ObjectIdentifier(registration)) | InlineSlot.ready
+    for index in 0..<Scope.inlineSlotCount {
+      let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
+      if tag == ready {
+        let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
+        guard let instance = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        return Unmanaged.fromOpaque(instance)
+      }
+      if tag == 0 { return nil }
+    }
+    return nil
+  }
+
+  /// Finds the slot of `registration`, or reserves one for the calling thread.
   ///
   /// - Throws: `scopeClosed`, or a `cycle` if the calling thread is the one creating it.
   @usableFromInline
   final func scopedSlot(for registration: AnyRegistration, thread: UInt) throws -> ScopedSlotState {
+    guard !isClosed else { throw closedError(registration.key) }
+    let id = UInt(bitPattern: ObjectIdentifier(registration))
+    for index in 0..<Scope.inlineSlotCount {
+      var tag = inlineTag(index) { $0.load(ordering: .acquiring) }
+      while true {
+        if tag == 0 || tag == id | InlineSlot.vacant {
+          let expected = tag
+          let (exchanged, original) = inlineTag(index) {
+            $0.compareExchange(
+              expected: expected, desired: id | InlineSlot.creating, ordering: .acquiringAndReleasing)
+          }
+          if exchanged {
+            inlineCreator(index) { $0.store(thread, ordering: .releasing) }
+            return .create(slot: index)
+          }
+          tag = original
+          continue
+        }
+        guard tag & ~InlineSlot.stateMask == id else { break }  // another registration's slot
+        if tag & InlineSlot.stateMask == InlineSlot.ready {
+          let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
+          guard let instance = UnsafeRawPointer(bitPattern: bits) else { break }
+          return .ready(Unmanaged<AnyObject>.fromOpaque(instance).takeUnretainedValue())
+        }
+        let holder = inlineCreator(index) { $0.load(ordering: .acquiring) }
+        if holder == thread { throw ResolutionError.cycle(at: registration.key) }
+        if holder == 0 {  // between reserving and naming itself, or finishing: look again
+          sched_yield()
+          tag = inlineTag(index) { $0.load(ordering: .acquiring) }
+          continue
+        }
+        return .wait(holder: holder)
+      }
+    }
+    return try overflowSlot(for: registration, thread: thread)
+  }
+
+  private func overflowSlot(for registration: AnyRegistration, thread: UInt) throws -> ScopedSlotState {
     let id = ObjectIdentifier(registration)
     return try state.withLock { state throws -> ScopedSlotState in
       guard !isClosed else { throw closedError(registration.key) }
-      if let slot = state.scoped.slot(id) {
+      if let slot = state.scoped.first(where: { $0.registration == id }) {
         if let instance = slot.instance { return .ready(instance) }
         if slot.creator == thread { throw ResolutionError.cycle(at: registration.key) }
         return .wait(holder: slot.creator)
       }
       state.scoped.append(ScopedSlot(registration: id, creator: thread, instance: nil))
-      return .create
+      return .create(slot: -1)
     }
   }
 
-  /// Waits until `holder` stops creating the slot of `registration` (it filled or released it).
+  /// Waits until `holder` stops creating the instance of `registration` (it published it or gave
+  /// up).
   ///
   /// - Throws: A `cycle` if `holder` waits, directly or through others, for the calling thread.
   @usableFromInline
   final func waitForScoped(_ registration: AnyRegistration, holder: UInt, thread: UInt) throws {
-    let id = ObjectIdentifier(registration)
     try WaitGraph.shared.beginWaiting(thread, for: holder, key: registration.key)
     defer { WaitGraph.shared.endWaiting(thread) }
-    while state.withLock({ $0.scoped.slot(id)?.creator == holder }) {
-      sched_yield()
+    while isBeingCreated(registration, by: holder) { sched_yield() }
+  }
+
+  private func isBeingCreated(_ registration: AnyRegistration, by holder: UInt) -> Bool {
+    let id = UInt(bitPattern: ObjectIdentifier(registration))
+    for index in 0..<Scope.inlineSlotCount {
+      let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
+      if tag == id | InlineSlot.creating {
+        return inlineCreator(index) { $0.load(ordering: .acquiring) } == holder
+      }
+      if tag == 0 { return false }
+    }
+    let object = ObjectIdentifier(registration)
+    return state.withLock { state in
+      state.scoped.contains { $0.registration == object && $0.creator == holder }
     }
   }
 
-  /// Files a new instance in its reserved slot and, if it needs disposal, on the disposal stack.
+  /// Publishes a new instance in its reserved slot and, if it needs disposal, puts it on the
+  /// disposal stack first.
   ///
-  /// - Returns: `false` if the scope closed while the factory ran; the caller disposes the
-  ///   instance and reports `scopeClosed`.
+  /// - Returns: `false` if the scope closed while the factory ran; the slot is given up and the
+  ///   caller disposes the instance and reports `scopeClosed`.
   @usableFromInline
-  final func fillScoped(_ registration: AnyRegistration, instance: AnyObject, disposal: Disposal?) -> Bool {
+  final func fillScoped(
+    _ registration: AnyRegistration, slot: Int, instance: AnyObject, disposal: Disposal?
+  ) -> Bool {
     let id = ObjectIdentifier(registration)
-    return state.withLock { state in
-      guard !isClosed else { return false }
-      let filled = state.scoped.update(id) { slot in
-        slot.instance = instance
-        slot.creator = 0
+    if let disposal {
+      // Filed under the lock that `close` takes, so that either the close disposes it or the
+      // caller does, never both and never neither.
+      let filed =
+        ensureLinked()
+        && state.withLock { state in
+          guard !isClosed else { return false }
+          state.disposals.append(disposal)
+          return true
+        }
+      guard filed else {
+        releaseScoped(registration, slot: slot)
+        return false
       }
-      if filled, let disposal { state.disposals.append(disposal) }
-      return filled
     }
+    guard slot >= 0 else {
+      return state.withLock { state in
+        state.scoped.update(id) { slot in
+          slot.instance = instance
+          slot.creator = 0
+        }
+      }
+    }
+    let bits = UInt(bitPattern: Unmanaged.passRetained(instance).toOpaque())
+    inlineInstance(slot) { $0.store(bits, ordering: .releasing) }
+    inlineCreator(slot) { $0.store(0, ordering: .releasing) }
+    inlineTag(slot) { $0.store(UInt(bitPattern: id) | InlineSlot.ready, ordering: .releasing) }
+    return true
   }
 
   /// Gives up a reserved slot after its factory threw.
   @usableFromInline
-  final func releaseScoped(_ registration: AnyRegistration) {
+  final func releaseScoped(_ registration: AnyRegistration, slot: Int) {
     let id = ObjectIdentifier(registration)
-    state.withLock { state in state.scoped.removeReserved(id) }
+    guard slot >= 0 else {
+      state.withLock { state in state.scoped.removeReserved(id) }
+      return
+    }
+    inlineCreator(slot) { $0.store(0, ordering: .releasing) }
+    inlineTag(slot) { $0.store(UInt(bitPattern: id) | InlineSlot.vacant, ordering: .releasing) }
   }
 
   /// Takes a new shared instance into this scope's disposal stack.
@@ -101,11 +213,13 @@ extension Scope {
   ///   method has disposed.
   func adopt(_ disposal: Disposal?) throws {
     guard let disposal else { return }
-    let adopted = state.withLock { state in
-      guard !isClosed else { return false }
-      state.disposals.append(disposal)
-      return true
-    }
+    let adopted =
+      ensureLinked()
+      && state.withLock { state in
+        guard !isClosed else { return false }
+        state.disposals.append(disposal)
+        return true
+      }
     if !adopted { throw closedWhileCreating(disposal.key, disposal: disposal) }
   }
 
@@ -150,39 +264,16 @@ extension Scope {
   }
 }
 
-/// A scope's scoped slots: the first inline, so that a scope with one scoped instance allocates
-/// no array.
-struct ScopedSlots {
-  private var first: ScopedSlot?
-  private var rest: [ScopedSlot] = []
-
-  func slot(_ id: ObjectIdentifier) -> ScopedSlot? {
-    if let first, first.registration == id { return first }
-    return rest.first { $0.registration == id }
-  }
-
-  mutating func append(_ slot: ScopedSlot) {
-    if first == nil { first = slot } else { rest.append(slot) }
-  }
-
+extension [ScopedSlot] {
   /// Changes the slot of `id`; `false` if there is none.
   mutating func update(_ id: ObjectIdentifier, _ change: (inout ScopedSlot) -> Void) -> Bool {
-    if first?.registration == id, var slot = first {
-      change(&slot)
-      first = slot
-      return true
-    }
-    guard let index = rest.firstIndex(where: { $0.registration == id }) else { return false }
-    change(&rest[index])
+    guard let index = firstIndex(where: { $0.registration == id }) else { return false }
+    change(&self[index])
     return true
   }
 
   /// Removes the slot of `id` if it is still only reserved.
   mutating func removeReserved(_ id: ObjectIdentifier) {
-    if let slot = first, slot.registration == id, slot.instance == nil {
-      first = nil
-    } else {
-      rest.removeAll { $0.registration == id && $0.instance == nil }
-    }
+    removeAll { $0.registration == id && $0.instance == nil }
   }
 }

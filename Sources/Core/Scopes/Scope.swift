@@ -26,30 +26,124 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// The enclosing scope; `nil` for the ``Container``.
   public let parent: Scope?
   @usableFromInline let parentReference: Unmanaged<Scope>?
+  /// The root of the tree; `nil` for the root itself.
+  @usableFromInline let rootReference: Unmanaged<Scope>?
+  /// Used on the root only: bumped whenever a scope of the tree gets its first registrations, which
+  /// invalidates every scope's cached `skipTarget`.
+  @usableFromInline let registryGeneration = Atomic<UInt>(0)
+  /// The nearest scope at or above this one that has registrations (Unmanaged bits; 0 for none),
+  /// valid while `skipGeneration` equals the root's `registryGeneration`. Lets a lookup pass over
+  /// scopes without registrations in O(1).
+  @usableFromInline let skipTarget = Atomic<UInt>(0)
+  @usableFromInline let skipGeneration = Atomic<UInt>(UInt.max)
   /// This scope's current registry snapshot; `nil` while it has no registrations of its own.
   @usableFromInline let registry = Atomic<Unmanaged<Registry>?>(nil)
-  /// Set when closing starts; never cleared.
+  /// Set when this scope starts closing; never cleared. A scope is closed when it or any ancestor
+  /// has this flag.
   @usableFromInline let closing = Atomic<Bool>(false)
   let state = Mutex(ScopeState())
-  /// Links among the parent's live children, guarded by the parent's `state`.
+  /// The first scoped instances of this scope, reached without a lock: per slot a tag
+  /// (registration identity | `InlineSlot` state), the creating thread, and the instance's bits
+  /// (retained; released in `deinit`). A slot, once given to a registration, keeps it.
+  /// (Plain stored atomics, not an `InlineArray`: that one's noncopyable elements are handled by
+  /// unspecialised generic code, which made creating and freeing a scope three times slower.)
+  @usableFromInline let tag0 = Atomic<UInt>(0)
+  @usableFromInline let tag1 = Atomic<UInt>(0)
+  @usableFromInline let tag2 = Atomic<UInt>(0)
+  @usableFromInline let tag3 = Atomic<UInt>(0)
+  let creator0 = Atomic<UInt>(0)
+  let creator1 = Atomic<UInt>(0)
+  let creator2 = Atomic<UInt>(0)
+  let creator3 = Atomic<UInt>(0)
+  @usableFromInline let instance0 = Atomic<UInt>(0)
+  @usableFromInline let instance1 = Atomic<UInt>(0)
+  @usableFromInline let instance2 = Atomic<UInt>(0)
+  @usableFromInline let instance3 = Atomic<UInt>(0)
+  /// Links among the parent's linked children, guarded by the parent's `state`. A scope links
+  /// itself into its parent only once it owns something to dispose (see `ensureLinked`), so a
+  /// plain request scope costs its parent no lock and is freed as soon as nobody holds it.
   var nextSibling: Scope?
   var previousSibling: Unmanaged<Scope>?
+  /// Whether this scope is in its parent's list; guarded by the parent's `state`.
+  var isLinked = false
+  /// Set (sequentially consistent) before linking; read by `close` after it sets `closing`, so that
+  /// of a link and a close racing, at least one sees the other.
+  let wantsLink = Atomic<Bool>(false)
 
   init(tag: ScopeTag, name: String?, parent: Scope?) {
     self.tag = tag
     self.name = name
     self.parent = parent
     self.parentReference = parent.map { Unmanaged.passUnretained($0) }
+    self.rootReference = parent.map { $0.rootReference ?? Unmanaged.passUnretained($0) }
   }
 
-  /// Whether ``close()-5tp9t`` has started: a closed scope resolves nothing and makes no children.
-  public final var isClosed: Bool { closing.load(ordering: .acquiring) }
+  deinit {
+    for index in 0..<Scope.inlineSlotCount {
+      let tag = inlineTag(index, { $0.load(ordering: .acquiring) })
+      guard tag & InlineSlot.stateMask == InlineSlot.ready else { continue }
+      let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
+      if let instance = UnsafeRawPointer(bitPattern: bits) {
+        Unmanaged<AnyObject>.fromOpaque(instance).release()
+      }
+    }
+  }
+
+  @usableFromInline static var inlineSlotCount: Int { 4 }
+
+  /// Runs `body` on the tag of inline slot `index` (0 ..< `inlineSlotCount`).
+  @inlinable @inline(__always)
+  final func inlineTag<Result>(_ index: Int, _ body: (borrowing Atomic<UInt>) -> Result) -> Result {
+    switch index {
+    case 0: body(tag0)
+    case 1: body(tag1)
+    case 2: body(tag2)
+    default: body(tag3)
+    }
+  }
+
+  /// Runs `body` on the creating thread of inline slot `index`.
+  final func inlineCreator<Result>(_ index: Int, _ body: (borrowing Atomic<UInt>) -> Result) -> Result {
+    switch index {
+    case 0: body(creator0)
+    case 1: body(creator1)
+    case 2: body(creator2)
+    default: body(creator3)
+    }
+  }
+
+  /// Runs `body` on the instance bits of inline slot `index`.
+  @inlinable @inline(__always)
+  final func inlineInstance<Result>(_ index: Int, _ body: (borrowing Atomic<UInt>) -> Result) -> Result {
+    switch index {
+    case 0: body(instance0)
+    case 1: body(instance1)
+    case 2: body(instance2)
+    default: body(instance3)
+    }
+  }
+
+  /// Whether this scope, or any scope above it, has started closing: a closed scope resolves
+  /// nothing and makes no children.
+  public final var isClosed: Bool { Scope.isClosed(Unmanaged.passUnretained(self)) }
+
+  /// Whether `scope` or an ancestor has started closing: plain loads up the chain, no lock.
+  @inlinable @inline(__always)
+  static func isClosed(_ scope: Unmanaged<Scope>) -> Bool {
+    var current = scope
+    while true {
+      if current._withUnsafeGuaranteedRef({ $0.closing.load(ordering: .acquiring) }) { return true }
+      guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return false }
+      current = parent
+    }
+  }
 
   /// The nearest registration for an unnamed key, from `start` up to the root.
   @inlinable @inline(__always)
   static func find(from start: Unmanaged<Scope>, service: UInt, arguments: UInt) -> Found? {
-    var current = start
-    while true {
+    let generation = currentGeneration(of: start)
+    var next = withRegistry(from: start, generation: generation)
+    while let current = next {
       if let registry = current._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }),
         let registration = registry._withUnsafeGuaranteedRef({
           $0.find(service: service, arguments: arguments)
@@ -58,8 +152,9 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
         return Found(registration: registration, owner: current)
       }
       guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
-      current = parent
+      next = withRegistry(from: parent, generation: generation)
     }
+    return nil
   }
 
   /// The nearest registration for a named key, from `start` up to the root.
@@ -67,8 +162,9 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   static func find<Name: Hashable & Sendable>(
     from start: Unmanaged<Scope>, service: UInt, arguments: UInt, name: Name
   ) -> Found? {
-    var current = start
-    while true {
+    let generation = currentGeneration(of: start)
+    var next = withRegistry(from: start, generation: generation)
+    while let current = next {
       if let registry = current._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }),
         let registration = registry._withUnsafeGuaranteedRef({
           $0.find(service: service, arguments: arguments, name: name)
@@ -77,8 +173,43 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
         return Found(registration: registration, owner: current)
       }
       guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
-      current = parent
+      next = withRegistry(from: parent, generation: generation)
     }
+    return nil
+  }
+
+  /// The root's registry generation.
+  @inlinable @inline(__always)
+  static func currentGeneration(of scope: Unmanaged<Scope>) -> UInt {
+    let root = scope._withUnsafeGuaranteedRef { $0.rootReference } ?? scope
+    return root._withUnsafeGuaranteedRef { $0.registryGeneration.load(ordering: .acquiring) }
+  }
+
+  /// The nearest scope at or above `scope` with registrations, from its cache when the cache is
+  /// of `generation`.
+  @inlinable @inline(__always)
+  static func withRegistry(from scope: Unmanaged<Scope>, generation: UInt) -> Unmanaged<Scope>? {
+    scope._withUnsafeGuaranteedRef { scope in
+      guard scope.skipGeneration.load(ordering: .acquiring) == generation else {
+        return scope.refreshSkip(generation: generation)
+      }
+      return UnsafeRawPointer(bitPattern: scope.skipTarget.load(ordering: .relaxed)).map {
+        Unmanaged<Scope>.fromOpaque($0)
+      }
+    }
+  }
+
+  /// Walks up to the nearest scope with registrations and caches it for `generation`.
+  @usableFromInline
+  final func refreshSkip(generation: UInt) -> Unmanaged<Scope>? {
+    var current: Unmanaged<Scope>? = Unmanaged.passUnretained(self)
+    while let scope = current {
+      if scope._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }) != nil { break }
+      current = scope._withUnsafeGuaranteedRef { $0.parentReference }
+    }
+    skipTarget.store(current.map { UInt(bitPattern: $0.toOpaque()) } ?? 0, ordering: .relaxed)
+    skipGeneration.store(generation, ordering: .releasing)
+    return current
   }
 
   /// The current snapshots from this scope up to the root, nearest first.
@@ -109,6 +240,10 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
       let snapshot = Registry(previous: previous, adding: additions)
       state.snapshots.append(snapshot)
       registry.store(Unmanaged.passUnretained(snapshot), ordering: .releasing)
+      if previous == nil {
+        let root = rootReference?.takeUnretainedValue() ?? self
+        root.registryGeneration.add(1, ordering: .releasing)
+      }
     }
   }
 
@@ -144,7 +279,8 @@ struct ScopeState {
   /// Every snapshot this scope published, kept alive for readers that may still hold one.
   var snapshots: [Registry] = []
   /// The instances of `scoped` registrations this scope owns, and those being created.
-  var scoped = ScopedSlots()
+  /// Scoped instances past the inline slots, and those being created.
+  var scoped: [ScopedSlot] = []
   /// What to dispose on close, in creation order.
   var disposals: [Disposal] = []
   /// The first of the live child scopes, linked through their sibling links.
