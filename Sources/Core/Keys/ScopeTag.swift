@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The kind of a scope: `.root`, `.session`, `.request`, or one of your own.
 ///
 /// Tags let a registration say which scope owns its instances (`Lifetime.scoped(.request)`), and
@@ -12,13 +14,28 @@
 public struct ScopeTag: Hashable, Sendable, CustomStringConvertible {
   /// The tag's name, as shown in error messages.
   public let name: String
+  /// A number unique to the name in this process, so that comparing tags compares integers.
+  @usableFromInline let id: Int
 
   /// Creates a tag.
+  ///
+  /// Tags are meant to be made once, as static constants; making one looks its name up in a
+  /// process-wide table.
   ///
   /// - Parameter name: A name that identifies the tag. Two tags with the same name are equal.
   public init(_ name: String) {
     self.name = name
+    self.id = tagNumbers.withLock { numbers in
+      if let id = numbers[name] { return id }
+      let id = numbers.count + 1
+      numbers[name] = id
+      return id
+    }
   }
+
+  public static func == (lhs: ScopeTag, rhs: ScopeTag) -> Bool { lhs.id == rhs.id }
+
+  public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
   /// The tag of a ``Container``, the root of every scope tree.
   public static let root = ScopeTag("root")
@@ -30,3 +47,6 @@ public struct ScopeTag: Hashable, Sendable, CustomStringConvertible {
   /// `.request`, `.session`, or the custom name with a leading dot.
   public var description: String { "." + name }
 }
+
+/// The number of each tag name made so far.
+private let tagNumbers = Mutex<[String: Int]>([:])

@@ -9,6 +9,8 @@ class AnyRegistration: @unchecked Sendable {
   @usableFromInline let key: ServiceKey
   let lifetime: Lifetime
   @usableFromInline let kind: Lifetime.Kind
+  /// The id of `lifetime.scopeTag`; 0 when the lifetime names no tag.
+  @usableFromInline let scopeTagID: Int
   let location: SourceLocation
   /// The keys the factory resolves, when they are known without running it (auto-wired
   /// initializers and forwards); `nil` for a closure factory.
@@ -20,6 +22,7 @@ class AnyRegistration: @unchecked Sendable {
     self.key = key
     self.lifetime = lifetime
     self.kind = lifetime.kind
+    self.scopeTagID = lifetime.scopeTag?.id ?? 0
     self.location = location
     self.dependencies = dependencies
   }

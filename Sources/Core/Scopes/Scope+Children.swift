@@ -69,7 +69,8 @@ extension Scope {
     guard let parent else { return !closing.load(ordering: .acquiring) }
     guard parent.ensureLinked() else { return false }
     return parent.state.withLock { state in
-      guard !parent.closing.load(ordering: .acquiring) else { return false }
+      parent.ownsSomething.store(true, ordering: .sequentiallyConsistent)
+      guard !parent.closing.load(ordering: .sequentiallyConsistent) else { return false }
       guard !isLinked else { return true }
       wantsLink.store(true, ordering: .sequentiallyConsistent)
       guard !closing.load(ordering: .sequentiallyConsistent) else { return false }

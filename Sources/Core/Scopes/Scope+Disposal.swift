@@ -62,9 +62,13 @@ extension Scope {
   /// Marks the scope closed and takes what it must close; `nil` if it was already closing, or if
   /// there is nothing to close (then the scope is already detached from its parent).
   private func beginClose() -> (children: [Scope], own: [Disposal])? {
+    guard !closing.exchange(true, ordering: .sequentiallyConsistent) else { return nil }
+    guard ownsSomething.load(ordering: .sequentiallyConsistent) else {
+      // Nothing to dispose and no linked child was ever taken, and none can be now.
+      if wantsLink.load(ordering: .sequentiallyConsistent) { detachFromParent() }
+      return nil
+    }
     let taken = state.withLock { state -> (children: [Scope], own: [Disposal])? in
-      guard !closing.load(ordering: .relaxed) else { return nil }
-      closing.store(true, ordering: .sequentiallyConsistent)
       let own = state.disposals
       state.disposals = []
       state.scoped = []

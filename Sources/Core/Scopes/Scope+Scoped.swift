@@ -171,7 +171,8 @@ extension Scope {
       let filed =
         ensureLinked()
         && state.withLock { state in
-          guard !isClosed else { return false }
+          ownsSomething.store(true, ordering: .sequentiallyConsistent)
+          guard !closing.load(ordering: .sequentiallyConsistent), !isClosed else { return false }
           state.disposals.append(disposal)
           return true
         }
@@ -216,7 +217,8 @@ extension Scope {
     let adopted =
       ensureLinked()
       && state.withLock { state in
-        guard !isClosed else { return false }
+        ownsSomething.store(true, ordering: .sequentiallyConsistent)
+        guard !closing.load(ordering: .sequentiallyConsistent), !isClosed else { return false }
         state.disposals.append(disposal)
         return true
       }
@@ -234,20 +236,30 @@ extension Scope {
 
   /// The scope that owns instances of a `scoped` registration, seen from `start`: `start` itself
   /// or an ancestor, so it lives as long as `start` does.
-  @usableFromInline
+  @inlinable @inline(__always)
   static func owningScope(
     from start: Unmanaged<Scope>, for registration: AnyRegistration, captor: Unmanaged<AnyRegistration>?
   ) throws -> Unmanaged<Scope> {
-    guard let tag = registration.lifetime.scopeTag else { return start }
+    let tagID = registration.scopeTagID
+    guard tagID != 0 else { return start }
     var current = start
     while true {
-      if current._withUnsafeGuaranteedRef({ $0.tag == tag }) { return current }
+      if current._withUnsafeGuaranteedRef({ $0.tag.id == tagID }) { return current }
       guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { break }
       current = parent
     }
+    throw noOwningScope(from: start, for: registration, captor: captor)
+  }
+
+  /// The error for a `scoped(tag)` registration resolved where no enclosing scope has the tag.
+  @usableFromInline
+  static func noOwningScope(
+    from start: Unmanaged<Scope>, for registration: AnyRegistration, captor: Unmanaged<AnyRegistration>?
+  ) -> ResolutionError {
+    let tag = registration.lifetime.scopeTag ?? .root
     let chainDescription = start.takeUnretainedValue().chainDescription
     if let captor = captor?.takeUnretainedValue() {
-      throw ResolutionError(
+      return ResolutionError(
         code: .captiveDependency, key: registration.key, registeredAt: captor.location,
         hintSource: .text(
           "`\(captor.key)` (\(captor.lifetime), registered at \(captor.location)) depends on "
@@ -256,7 +268,7 @@ extension Scope {
             + "their instances. Make `\(captor.key.service.name)` \(registration.lifetime) as well, "
             + "or pass the \(tag) value to it as an argument"))
     }
-    throw ResolutionError(
+    return ResolutionError(
       code: .noMatchingScope, key: registration.key, registeredAt: registration.location,
       hintSource: .text(
         "no `\(tag)` scope above \(chainDescription); resolve it from inside a \(tag) scope "

@@ -69,6 +69,10 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// Set (sequentially consistent) before linking; read by `close` after it sets `closing`, so that
   /// of a link and a close racing, at least one sees the other.
   let wantsLink = Atomic<Bool>(false)
+  /// Set (sequentially consistent, under `state`) before this scope first takes an instance to
+  /// dispose or a linked child; `close` reads it after setting `closing` and skips its lock when
+  /// nothing was ever taken.
+  let ownsSomething = Atomic<Bool>(false)
 
   init(tag: ScopeTag, name: String?, parent: Scope?) {
     self.tag = tag
