@@ -51,7 +51,8 @@ import Testing
 
   @Test func autoWiredRegistrationKeepsItsLifetimeAndName() throws {
     let container = try Container { registry in
-      registry.register((any Database).self, name: DatabaseRole.replica, lifetime: .singleton, InMemoryDatabase.init)
+      registry.register(
+        (any Database).self, name: DatabaseRole.replica, lifetime: .singleton, InMemoryDatabase.init)
     }
 
     let first = try container.resolve((any Database).self, name: DatabaseRole.replica)

@@ -103,7 +103,9 @@ struct ConcurrencyTests {
     #expect(failures.elements.isEmpty, "\(failures.elements.prefix(5))")
     #expect(reads.value >= 100)
     #expect(container.registrations.count == 201)
-    let named = (0..<200).filter { (batch: Int) in (try? container.resolve(Widget.self, name: batch).id) != batch }
+    let named = (0..<200).filter { (batch: Int) in
+      (try? container.resolve(Widget.self, name: batch).id) != batch
+    }
     #expect(named.isEmpty)
   }
 
@@ -264,7 +266,7 @@ struct ConcurrencyTests {
     sharedLazy.value = lazy
     let outcomes = Collector<Outcome>()
 
-    let finished = await runOnThreads(2) { thread in
+    let finished = await runOnThreads(2, timeout: .seconds(5)) { thread in
       if thread == 0 {
         outcomes.append(Outcome { try lazy.value })
       } else {
@@ -284,11 +286,11 @@ struct ConcurrencyTests {
 
 /// The highest batch number a writer has published, for readers to check.
 private final class Latest: Sendable {
-  private let storage = Mutex<Int>(-1)
+  private let storage = Atomic<Int>(-1)
 
-  func publish(_ value: Int) { storage.withLock { $0 = value } }
+  func publish(_ value: Int) { storage.store(value, ordering: .releasing) }
 
-  var value: Int { storage.withLock { $0 } }
+  var value: Int { storage.load(ordering: .acquiring) }
 }
 
 final class CrossA: Sendable {

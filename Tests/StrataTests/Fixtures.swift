@@ -163,9 +163,30 @@ final class Flag: Sendable {
   var isRaised: Bool { storage.load(ordering: .sequentiallyConsistent) }
 }
 
+/// A value guarded by a lock that ThreadSanitizer understands.
+///
+/// `Synchronization.Mutex` is built on futexes on Linux, which ThreadSanitizer does not see, so it
+/// reports accesses under a `Mutex` as races; `NSLock` is a pthread mutex, which it does see.
+///
+/// `@unchecked Sendable`: `value` is read and written only while `lock` is held.
+final class Locked<Value>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var value: Value
+
+  init(_ value: Value) {
+    self.value = value
+  }
+
+  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    lock.lock()
+    defer { lock.unlock() }
+    return try body(&value)
+  }
+}
+
 /// Collects values from several threads.
 final class Collector<Element: Sendable>: Sendable {
-  private let storage = Mutex<[Element]>([])
+  private let storage = Locked<[Element]>([])
 
   init() {}
 
@@ -182,7 +203,7 @@ final class Collector<Element: Sendable>: Sendable {
 
 /// Holds one value set after the holder was captured (by a factory, say).
 final class Slot<Value: Sendable>: Sendable {
-  private let storage = Mutex<Value?>(nil)
+  private let storage = Locked<Value?>(nil)
 
   init() {}
 
@@ -271,7 +292,7 @@ enum Outcome: Sendable, Equatable {
   }
 }
 
-/// Spins for about `microseconds`, to widen race windows inside factories.
+/// Sleeps for about `microseconds`, to keep a factory running while other threads arrive.
 func pause(microseconds: UInt32) {
   usleep(microseconds)
 }

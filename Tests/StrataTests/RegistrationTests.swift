@@ -50,6 +50,77 @@ import Testing
     #expect(try container.resolve(Greeting.self) == Greeting(text: "hello"))
   }
 
+  @Test func descriptorDescribesKeyLifetimeAndSite() throws {
+    let line = #line + 2
+    let container = try Container { registry in
+      registry.register(Widget.self, name: CacheRole.primary, lifetime: .singleton) { _ in Widget(id: 1) }
+    }
+    let registration = try #require(container.registrations.first)
+    #expect(registration.registeredAt.fileID.hasSuffix("RegistrationTests.swift"))
+    #expect(registration.registeredAt.line == line)
+    #expect(registration.key.nameDescription == ".primary")
+    #expect(
+      registration.description
+        == "Widget named .primary (singleton) at \(registration.registeredAt.fileID):\(line)")
+  }
+
+  // MARK: Activation hooks
+
+  @Test func activationHooksRunInOrderForEveryNewInstance() throws {
+    let events = Collector<String>()
+    let container = try Container { registry in
+      registry.register(Widget.self) { _ in Widget(id: 1) }
+        .onActivated { _, widget in events.append("first \(widget.id)") }
+        .onActivated { _, widget in events.append("second \(widget.id)") }
+    }
+
+    _ = try container.resolve(Widget.self)
+    _ = try container.resolve(Widget.self)
+
+    #expect(events.elements == ["first 1", "second 1", "first 1", "second 1"])
+  }
+
+  @Test func activationHookRunsOnceForASingleton() throws {
+    let events = Counter()
+    let container = try Container { registry in
+      registry.register(Widget.self, lifetime: .singleton) { _ in Widget(id: 1) }
+        .onActivated { _, _ in events.increment() }
+    }
+    _ = try container.resolve(Widget.self)
+    _ = try container.resolve(Widget.self)
+    #expect(events.value == 1)
+  }
+
+  @Test func activationHookCanResolveDependencies() throws {
+    let seen = Collector<Int>()
+    let container = try Container { registry in
+      registry.register(Int.self) { _ in 7 }
+      registry.register(Widget.self) { _ in Widget(id: 1) }
+        .onActivated { resolver, _ in seen.append(try resolver.resolve(Int.self)) }
+    }
+    _ = try container.resolve(Widget.self)
+    #expect(seen.elements == [7])
+  }
+
+  @Test func singletonWhoseActivationFailedIsDiscardedAndMadeAgain() throws {
+    let runs = Counter()
+    let activations = Counter()
+    let container = try Container { registry in
+      registry.register(Widget.self, lifetime: .singleton) { _ in Widget(id: runs.increment()) }
+        .onActivated { _, _ in
+          if activations.increment() == 1 { throw FixtureError(code: 1) }
+        }
+    }
+
+    let error = try #require(throws: ResolutionError.self) { try container.resolve(Widget.self) }
+    #expect(error.code == .activationFailed)
+
+    let widget = try container.resolve(Widget.self)
+    #expect(widget.id == 2, "the instance whose hook failed is not handed out")
+    #expect(try container.resolve(Widget.self) === widget)
+    #expect(runs.value == 2)
+  }
+
   // MARK: Auto-wired initializers
 
   @Test func autoWiredInitializerWithoutParameters() throws {

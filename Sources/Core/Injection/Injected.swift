@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A property resolved on first access, then kept: from an explicit scope, or from
 /// ``Scope/current`` at the time of that first access.
 ///
@@ -94,11 +96,13 @@ public struct Injection<Value>: Sendable {
 
 /// The state of one ``Injected`` property, shared by its copies.
 ///
-/// `@unchecked Sendable`: `cached` is read and written only under `lock`.
+/// `@unchecked Sendable`: `cached` is written once under `creation` before `resolved` is set
+/// (release), and read after `resolved` is seen (acquire), as in ``Lazy``.
 final class InjectionStorage<Value>: @unchecked Sendable {
   private let scope: Scope?
   private let make: (@Sendable (Scope) throws -> Value)?
-  private let lock = Lock()
+  private let creation = CreationGuard()
+  private let resolved = Atomic<Bool>(false)
   private var cached: Value?
 
   init(scope: Scope?, make: @escaping @Sendable (Scope) throws -> Value) {
@@ -110,13 +114,16 @@ final class InjectionStorage<Value>: @unchecked Sendable {
     self.scope = nil
     self.make = nil
     self.cached = value
+    resolved.store(true, ordering: .releasing)
   }
 
-  var isResolved: Bool { lock.withLock { cached != nil } }
+  var isResolved: Bool { resolved.load(ordering: .acquiring) }
 
   func value() throws -> Value {
-    try lock.withLock {
-      if let cached { return cached }
+    if resolved.load(ordering: .acquiring), let cached { return cached }
+    let key = ServiceKey(Value.self, name: nil)
+    return try creation.withCreationLock(for: key) {
+      if resolved.load(ordering: .acquiring), let cached { return cached }
       guard let make, let scope = scope ?? Scope.current else {
         throw ResolutionError(
           code: .noMatchingScope, key: ServiceKey(Value.self, name: nil), registeredAt: nil,
@@ -124,8 +131,9 @@ final class InjectionStorage<Value>: @unchecked Sendable {
             "an @Injected property was read where no scope is current; read it inside "
               + "`withScope`, or inject from an explicit scope with `@Injected(from: container)`"))
       }
-      let value = try make(scope)
+      let value = try ResolutionNesting.nest(key) { try make(scope) }
       cached = value
+      resolved.store(true, ordering: .releasing)
       return value
     }
   }

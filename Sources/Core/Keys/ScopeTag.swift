@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The kind of a scope: `.root`, `.session`, `.request`, or one of your own.
 ///
 /// Tags let a registration say which scope owns its instances (`Lifetime.scoped(.request)`), and
@@ -25,12 +23,7 @@ public struct ScopeTag: Hashable, Sendable, CustomStringConvertible {
   /// - Parameter name: A name that identifies the tag. Two tags with the same name are equal.
   public init(_ name: String) {
     self.name = name
-    self.id = tagNumbers.withLock { numbers in
-      if let id = numbers[name] { return id }
-      let id = numbers.count + 1
-      numbers[name] = id
-      return id
-    }
+    self.id = TagNumbers.shared.number(for: name)
   }
 
   public static func == (lhs: ScopeTag, rhs: ScopeTag) -> Bool { lhs.id == rhs.id }
@@ -49,4 +42,19 @@ public struct ScopeTag: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// The number of each tag name made so far.
-private let tagNumbers = Mutex<[String: Int]>([:])
+///
+/// `@unchecked Sendable`: `numbers` is read and written only under `lock`.
+private final class TagNumbers: @unchecked Sendable {
+  static let shared = TagNumbers()
+  private let lock = Lock()
+  private var numbers: [String: Int] = [:]
+
+  func number(for name: String) -> Int {
+    lock.withLock {
+      if let id = numbers[name] { return id }
+      let id = numbers.count + 1
+      numbers[name] = id
+      return id
+    }
+  }
+}

@@ -42,17 +42,21 @@ final class CreationGuard: @unchecked Sendable {
 
 /// Which thread waits for which, across all containers, so that two threads each creating a
 /// singleton the other needs get a cycle error instead of a deadlock.
-final class WaitGraph: Sendable {
+///
+/// `@unchecked Sendable`: `edges` is read and written only under `lock`.
+final class WaitGraph: @unchecked Sendable {
   static let shared = WaitGraph()
 
-  private let edges = Mutex<[UInt: UInt]>([:])
+  private let lock = Lock()
+  /// Guarded by `lock`. (A pthread lock, not `Mutex`: ThreadSanitizer sees it.)
+  private var edges: [UInt: UInt] = [:]
 
   /// Records that `waiter` is about to wait for `holder`.
   ///
   /// - Throws: A `.cycle` error naming `key` if `holder` waits, directly or through others, for
   ///   `waiter`.
   func beginWaiting(_ waiter: UInt, for holder: UInt, key: ServiceKey) throws {
-    try edges.withLock { edges in
+    try lock.withLock {
       var current: UInt? = holder
       while let thread = current {
         if thread == waiter { throw ResolutionError.cycle(at: key, acrossThreads: true) }
@@ -63,6 +67,6 @@ final class WaitGraph: Sendable {
   }
 
   func endWaiting(_ waiter: UInt) {
-    _ = edges.withLock { $0.removeValue(forKey: waiter) }
+    _ = lock.withLock { edges.removeValue(forKey: waiter) }
   }
 }

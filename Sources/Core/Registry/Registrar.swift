@@ -220,7 +220,8 @@ public struct RegistrationHandle<Service> {
               code: .typeMismatch, key: key, registeredAt: location,
               hintSource: .text(
                 "`\(target.key)` is forwarded to `\(Other.self)`, but `\(Swift.type(of: instance))` does "
-                  + "not conform to it; forward only to protocols the service conforms to"))
+                  + "not conform to it; forward only to protocols the service conforms to"),
+              insideFactory: true)
           }
           return converted
         }, activation: nil)

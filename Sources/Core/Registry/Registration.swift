@@ -144,8 +144,12 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
         let instance: Service
         do {
           instance = try owner._withUnsafeGuaranteedRef { owner in
-            try owner.withResolver(depth: resolver.depth, captor: self) {
-              try make($0, repeat each arguments)
+            try owner.withResolver(depth: resolver.depth, captor: self) { resolver in
+              let instance = try construct(resolver, repeat each arguments)
+              // Visible to this thread only, so that the activation hook can close a cycle.
+              owner.provisionScoped(self, slot: slot, instance: Registration.box(instance))
+              if activation != nil { try activate(instance, resolver) }
+              return instance
             }
           }
         } catch {
@@ -154,7 +158,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
         }
         let disposal = disposal(for: instance)
         let filled = owner._withUnsafeGuaranteedRef {
-          $0.fillScoped(self, slot: slot, instance: Registration.box(instance), disposal: disposal)
+          $0.fillScoped(self, slot: slot, disposal: disposal)
         }
         guard filled else {
           throw owner._withUnsafeGuaranteedRef { $0.closedWhileCreating(key, disposal: disposal) }

@@ -1,3 +1,12 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+import Synchronization
+
 /// A dependency resolved on first use and then kept.
 ///
 /// Ask for `Lazy<Service>` to defer an expensive service, or to break a circular dependency: the
@@ -18,31 +27,40 @@
 /// `@unchecked Sendable`: `cached` is read and written only under `lock`.
 public final class Lazy<Value>: @unchecked Sendable {
   private let scope: Scope
+  private let key: ServiceKey
   private let make: @Sendable (Scope) throws -> Value
-  private let lock = Lock()
+  /// The once-guard: no plain lock is held while the resolve runs, and a thread that re-enters
+  /// the `Lazy` it is resolving, or two threads waiting on each other, get a cycle error.
+  private let creation = CreationGuard()
+  private let resolved = Atomic<Bool>(false)
+  /// Written once under `creation` before `resolved` is set (release); read after it is seen.
   private var cached: Value?
 
-  init(scope: Scope, make: @escaping @Sendable (Scope) throws -> Value) {
+  init(scope: Scope, key: ServiceKey, make: @escaping @Sendable (Scope) throws -> Value) {
     self.scope = scope
+    self.key = key
     self.make = make
   }
 
   /// The resolved instance, resolved on the first read.
   ///
-  /// - Throws: ``ResolutionError`` if resolving fails; the next read tries again.
+  /// - Throws: ``ResolutionError`` if resolving fails (the next read tries again), or a `cycle`
+  ///   if the resolve needs this same value.
   public var value: Value {
     get throws {
-      try lock.withLock {
-        if let cached { return cached }
-        let value = try make(scope)
+      if resolved.load(ordering: .acquiring), let cached { return cached }
+      return try creation.withCreationLock(for: key) {
+        if resolved.load(ordering: .acquiring), let cached { return cached }
+        let value = try ResolutionNesting.nest(key) { try make(scope) }
         cached = value
+        resolved.store(true, ordering: .releasing)
         return value
       }
     }
   }
 
   /// Whether ``value`` has been resolved.
-  public var isResolved: Bool { lock.withLock { cached != nil } }
+  public var isResolved: Bool { resolved.load(ordering: .acquiring) }
 }
 
 /// A dependency resolved anew each time it is called: a factory for instances of `Value`.
@@ -70,12 +88,14 @@ public struct Provider<Value>: Sendable {
   /// Resolves an instance.
   ///
   /// - Throws: ``ResolutionError`` if resolving fails.
-  public func get() throws -> Value { try make(scope) }
+  public func get() throws -> Value {
+    try ResolutionNesting.nest(ServiceKey(Value.self, name: nil)) { try make(scope) }
+  }
 
   /// Resolves an instance: `try provider()`.
   ///
   /// - Throws: ``ResolutionError`` if resolving fails.
-  public func callAsFunction() throws -> Value { try make(scope) }
+  public func callAsFunction() throws -> Value { try get() }
 }
 
 /// A type Strata builds by itself when asked for and not registered: ``Lazy`` and ``Provider``.
@@ -85,12 +105,36 @@ protocol ImplicitDependency {
 
 extension Lazy: ImplicitDependency {
   convenience init(implicitIn scope: Scope) {
-    self.init(scope: scope) { try $0.resolve(Value.self) }
+    self.init(scope: scope, key: ServiceKey(Value.self, name: nil)) { try $0.resolve(Value.self) }
   }
 }
 
 extension Provider: ImplicitDependency {
   init(implicitIn scope: Scope) {
     self.init(scope: scope) { try $0.resolve(Value.self) }
+  }
+}
+
+/// How many `Lazy` and `Provider` resolves are nested on the calling thread.
+///
+/// Each of them starts a fresh top-level resolve, so the depth limit of one resolve cannot see a
+/// cycle that runs through them (`A` → `B` → `Lazy<A>.value` → `A` → …); this per-thread count
+/// does, and turns what would be a stack overflow into a `cycle` error.
+enum ResolutionNesting {
+  /// Nested lazy resolves allowed on one thread.
+  static var limit: Int { 32 }
+
+  private static let slot: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+  }()
+
+  static func nest<Result>(_ key: ServiceKey, _ body: () throws -> Result) throws -> Result {
+    let depth = Int(bitPattern: pthread_getspecific(slot))
+    guard depth < limit else { throw ResolutionError.cycle(at: key) }
+    pthread_setspecific(slot, UnsafeRawPointer(bitPattern: depth + 1))
+    defer { pthread_setspecific(slot, UnsafeRawPointer(bitPattern: depth)) }
+    return try body()
   }
 }

@@ -57,7 +57,11 @@ public struct ResolutionError: Error, CustomStringConvertible {
   public let code: Code
   /// The key the failure is about: the missing service, the failing factory's service, the
   /// service that closed a cycle.
-  public let key: ServiceKey
+  public var key: ServiceKey {
+    guard code == .cycle, let last = trimmedPath.last else { return rawKey }
+    return last
+  }
+  let rawKey: ServiceKey
   /// The chain of services being resolved, outermost first, ending with ``key``:
   /// `App → UserService → Database`. For a cycle, it ends where the cycle closes.
   public var path: [ServiceKey] { trimmedPath }
@@ -79,13 +83,15 @@ public struct ResolutionError: Error, CustomStringConvertible {
     case candidates(key: ServiceKey, registries: [Registry])
   }
 
+  /// - Parameter insideFactory: The error is thrown by Strata inside the factory of the
+  ///   registration for `key`, which adds `key` to the path itself as the error leaves it.
   init(
     code: Code, key: ServiceKey, registeredAt: SourceLocation?, underlying: (any Error)? = nil,
-    disposalErrors: [any Error] = [], hintSource: HintSource? = nil
+    disposalErrors: [any Error] = [], hintSource: HintSource? = nil, insideFactory: Bool = false
   ) {
     self.code = code
-    self.key = key
-    self.rawPath = [key]
+    self.rawKey = key
+    self.rawPath = insideFactory ? [] : [key]
     self.registeredAt = registeredAt
     self.underlying = underlying
     self.disposalErrors = disposalErrors

@@ -160,7 +160,7 @@ extension Resolver {
   /// registry.register(Parent.self) { resolver in Parent(child: resolver.lazy(Child.self)) }
   /// ```
   public borrowing func lazy<Service>(_ type: Service.Type = Service.self) -> Lazy<Service> {
-    Lazy(scope: currentScope) { try $0.resolve(Service.self) }
+    Lazy(scope: currentScope, key: ServiceKey(Service.self, name: nil)) { try $0.resolve(Service.self) }
   }
 
   /// A ``Provider`` that resolves `type` from this resolver's scope each time it is called.

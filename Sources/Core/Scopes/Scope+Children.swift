@@ -68,7 +68,7 @@ extension Scope {
   func ensureLinked() -> Bool {
     guard let parent else { return !closing.load(ordering: .acquiring) }
     guard parent.ensureLinked() else { return false }
-    return parent.state.withLock { state in
+    return parent.withState { state in
       parent.ownsSomething.store(true, ordering: .sequentiallyConsistent)
       guard !parent.closing.load(ordering: .sequentiallyConsistent) else { return false }
       guard !isLinked else { return true }
@@ -87,7 +87,7 @@ extension Scope {
   /// Unlinks this scope from its parent's list of children to close, if it is linked.
   func detachFromParent() {
     guard let parent else { return }
-    parent.state.withLock { state in
+    parent.withState { state in
       guard isLinked else { return }
       isLinked = false
       let previous = previousSibling?.takeUnretainedValue()

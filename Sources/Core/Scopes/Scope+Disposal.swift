@@ -68,7 +68,7 @@ extension Scope {
       if wantsLink.load(ordering: .sequentiallyConsistent) { detachFromParent() }
       return nil
     }
-    let taken = state.withLock { state -> (children: [Scope], own: [Disposal])? in
+    let taken = withState { state -> (children: [Scope], own: [Disposal])? in
       let own = state.disposals
       state.disposals = []
       state.scoped = []

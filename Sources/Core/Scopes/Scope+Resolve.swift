@@ -110,7 +110,7 @@ extension Scope {
   /// if needed { try report.value.generate() }
   /// ```
   public final func lazy<Service>(_ type: Service.Type = Service.self) -> Lazy<Service> {
-    Lazy(scope: self) { try $0.resolve(Service.self) }
+    Lazy(scope: self, key: ServiceKey(Service.self, name: nil)) { try $0.resolve(Service.self) }
   }
 
   /// A ``Provider`` that resolves `type` from this scope each time it is called.
@@ -123,13 +123,12 @@ extension Scope {
     Provider(scope: self) { try $0.resolve(Service.self) }
   }
 
-  /// Throws `scopeClosed` once the scope is closing. Together with the check of the scope holding
-  /// the registration (`Found.isOwnerClosed`) and of the scope owning a scoped instance, a resolve
-  /// never hands out an instance that a closed scope disposed. A resolve racing with the close is
-  /// settled where the instance is stored, under the owning scope's lock.
+  /// Throws `scopeClosed` once the scope or an ancestor is closing (plain loads up the chain).
+  /// Nested resolves check the scope holding each registration (`Found.isOwnerClosed`); a resolve
+  /// racing with the close is settled where the instance is stored, under the owning scope's lock.
   @inlinable @inline(__always)
   final func checkOpen<Service>(_ type: Service.Type) throws {
-    if closing.load(ordering: .relaxed) { throw closedError(Service.self) }
+    if Scope.isClosed(Unmanaged.passUnretained(self)) { throw closedError(Service.self) }
   }
 
   @usableFromInline

@@ -103,7 +103,14 @@ extension Scope {
           return .ready(Unmanaged<AnyObject>.fromOpaque(instance).takeUnretainedValue())
         }
         let holder = inlineCreator(index) { $0.load(ordering: .acquiring) }
-        if holder == thread { throw ResolutionError.cycle(at: registration.key) }
+        if holder == thread {
+          // Re-entered by its own creator: from the activation hook, the instance is there.
+          let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
+          guard let instance = UnsafeRawPointer(bitPattern: bits) else {
+            throw ResolutionError.cycle(at: registration.key)
+          }
+          return .ready(Unmanaged<AnyObject>.fromOpaque(instance).takeUnretainedValue())
+        }
         if holder == 0 {  // between reserving and naming itself, or finishing: look again
           sched_yield()
           tag = inlineTag(index) { $0.load(ordering: .acquiring) }
@@ -117,10 +124,12 @@ extension Scope {
 
   private func overflowSlot(for registration: AnyRegistration, thread: UInt) throws -> ScopedSlotState {
     let id = ObjectIdentifier(registration)
-    return try state.withLock { state throws -> ScopedSlotState in
+    return try withState { state throws -> ScopedSlotState in
       guard !isClosed else { throw closedError(registration.key) }
       if let slot = state.scoped.first(where: { $0.registration == id }) {
-        if let instance = slot.instance { return .ready(instance) }
+        if slot.creator == 0 || slot.creator == thread, let instance = slot.instance {
+          return .ready(instance)  // published, or provisional for its own creator
+        }
         if slot.creator == thread { throw ResolutionError.cycle(at: registration.key) }
         return .wait(holder: slot.creator)
       }
@@ -150,7 +159,7 @@ extension Scope {
       if tag == 0 { return false }
     }
     let object = ObjectIdentifier(registration)
-    return state.withLock { state in
+    return withState { state in
       state.scoped.contains { $0.registration == object && $0.creator == holder }
     }
   }
@@ -161,16 +170,14 @@ extension Scope {
   /// - Returns: `false` if the scope closed while the factory ran; the slot is given up and the
   ///   caller disposes the instance and reports `scopeClosed`.
   @usableFromInline
-  final func fillScoped(
-    _ registration: AnyRegistration, slot: Int, instance: AnyObject, disposal: Disposal?
-  ) -> Bool {
+  final func fillScoped(_ registration: AnyRegistration, slot: Int, disposal: Disposal?) -> Bool {
     let id = ObjectIdentifier(registration)
     if let disposal {
       // Filed under the lock that `close` takes, so that either the close disposes it or the
       // caller does, never both and never neither.
       let filed =
         ensureLinked()
-        && state.withLock { state in
+        && withState { state in
           ownsSomething.store(true, ordering: .sequentiallyConsistent)
           guard !closing.load(ordering: .sequentiallyConsistent), !isClosed else { return false }
           state.disposals.append(disposal)
@@ -182,18 +189,24 @@ extension Scope {
       }
     }
     guard slot >= 0 else {
-      return state.withLock { state in
-        state.scoped.update(id) { slot in
-          slot.instance = instance
-          slot.creator = 0
-        }
-      }
+      return withState { state in state.scoped.update(id) { slot in slot.creator = 0 } }
     }
-    let bits = UInt(bitPattern: Unmanaged.passRetained(instance).toOpaque())
-    inlineInstance(slot) { $0.store(bits, ordering: .releasing) }
     inlineCreator(slot) { $0.store(0, ordering: .releasing) }
     inlineTag(slot) { $0.store(UInt(bitPattern: id) | InlineSlot.ready, ordering: .releasing) }
     return true
+  }
+
+  /// Stores a new instance in its reserved slot, visible only to the creating thread until
+  /// ``fillScoped(_:slot:disposal:)`` publishes it.
+  @usableFromInline
+  final func provisionScoped(_ registration: AnyRegistration, slot: Int, instance: AnyObject) {
+    guard slot >= 0 else {
+      let id = ObjectIdentifier(registration)
+      _ = withState { state in state.scoped.update(id) { slot in slot.instance = instance } }
+      return
+    }
+    let bits = UInt(bitPattern: Unmanaged.passRetained(instance).toOpaque())
+    inlineInstance(slot) { $0.store(bits, ordering: .releasing) }
   }
 
   /// Gives up a reserved slot after its factory threw.
@@ -201,11 +214,15 @@ extension Scope {
   final func releaseScoped(_ registration: AnyRegistration, slot: Int) {
     let id = ObjectIdentifier(registration)
     guard slot >= 0 else {
-      state.withLock { state in state.scoped.removeReserved(id) }
+      withState { state in state.scoped.removeAll { $0.registration == id && $0.creator != 0 } }
       return
     }
+    let bits = inlineInstance(slot) { $0.exchange(0, ordering: .acquiringAndReleasing) }
     inlineCreator(slot) { $0.store(0, ordering: .releasing) }
     inlineTag(slot) { $0.store(UInt(bitPattern: id) | InlineSlot.vacant, ordering: .releasing) }
+    if let instance = UnsafeRawPointer(bitPattern: bits) {
+      Unmanaged<AnyObject>.fromOpaque(instance).release()
+    }
   }
 
   /// Takes a new shared instance into this scope's disposal stack.
@@ -216,7 +233,7 @@ extension Scope {
     guard let disposal else { return }
     let adopted =
       ensureLinked()
-      && state.withLock { state in
+      && withState { state in
         ownsSomething.store(true, ordering: .sequentiallyConsistent)
         guard !closing.load(ordering: .sequentiallyConsistent), !isClosed else { return false }
         state.disposals.append(disposal)
@@ -284,8 +301,4 @@ extension [ScopedSlot] {
     return true
   }
 
-  /// Removes the slot of `id` if it is still only reserved.
-  mutating func removeReserved(_ id: ObjectIdentifier) {
-    removeAll { $0.registration == id && $0.instance == nil }
-  }
 }

@@ -15,8 +15,8 @@ import Synchronization
 ///
 /// Scopes are safe to use from any number of threads and tasks at once.
 ///
-/// `@unchecked Sendable`: immutable `let`s, atomics, state under the `state` mutex, and the sibling
-/// links, which are read and written only under the parent's `state` mutex. The class is not
+/// `@unchecked Sendable`: immutable `let`s, atomics, state reached only through `withState` (under
+/// its lock), and the sibling links, which are read and written only under the parent's lock. The class is not
 /// `open`; ``Container`` is its only subclass.
 public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// What kind of scope this is: `.root` for a ``Container``, `.request`, `.session`, or custom.
@@ -41,7 +41,9 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// Set when this scope starts closing; never cleared. A scope is closed when it or any ancestor
   /// has this flag.
   @usableFromInline let closing = Atomic<Bool>(false)
-  let state = Mutex(ScopeState())
+  private let stateLock = SpinLock()
+  /// Guarded by `stateLock`; reached through `withState`.
+  @exclusivity(unchecked) private var guardedState = ScopeState()
   /// The first scoped instances of this scope, reached without a lock: per slot a tag
   /// (registration identity | `InlineSlot` state), the creating thread, and the instance's bits
   /// (retained; released in `deinit`). A slot, once given to a registration, keeps it.
@@ -216,6 +218,13 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     return current
   }
 
+  /// Runs `body` with exclusive access to the scope's guarded state. `body` must not run user code.
+  func withState<Result>(_ body: (inout ScopeState) throws -> Result) rethrows -> Result {
+    stateLock.lock()
+    defer { stateLock.unlock() }
+    return try body(&guardedState)
+  }
+
   /// The current snapshots from this scope up to the root, nearest first.
   func registryChain() -> [Registry] {
     registryChainWithOwners().map(\.1)
@@ -238,7 +247,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// no user code does.
   func publish(_ additions: [AnyRegistration]) throws {
     guard !additions.isEmpty else { return }
-    try state.withLock { state in
+    try withState { state in
       guard !isClosed else { throw closedError(additions[0].key) }
       let previous = registry.load(ordering: .acquiring)?.takeUnretainedValue()
       let snapshot = Registry(previous: previous, adding: additions)

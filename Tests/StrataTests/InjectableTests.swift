@@ -1,0 +1,128 @@
+import Strata
+import Testing
+
+/// A screen made by a framework, not by the container, that receives its dependencies as a bundle.
+private final class InjectableTestScreen: Injectable {
+  struct Dependencies {
+    let dependency: ScopeTestDependency
+    let service: ScopeTestService
+  }
+
+  private(set) var received: [Dependencies] = []
+
+  init() {}
+
+  func inject(_ dependencies: Dependencies) {
+    received.append(dependencies)
+  }
+}
+
+/// `Injectable` and `Scope.inject(into:)`.
+@Suite struct InjectableTests {
+  @Test func injectResolvesTheBundleAndHandsItOver() throws {
+    let container = try Container { registry in
+      registry.register(ScopeTestDependency.self, lifetime: .singleton) { _ in
+        ScopeTestDependency(origin: "root")
+      }
+      registry.register(ScopeTestService.self) { _ in ScopeTestService("service") }
+      registry.register(InjectableTestScreen.Dependencies.self, InjectableTestScreen.Dependencies.init)
+    }
+    let screen = InjectableTestScreen()
+    #expect(screen.received.isEmpty)
+
+    try container.inject(into: screen)
+
+    #expect(screen.received.count == 1)
+    let bundle = try #require(screen.received.first)
+    #expect(bundle.dependency === (try container.resolve(ScopeTestDependency.self)))
+    #expect(bundle.service.label == "service")
+  }
+
+  @Test func injectFromAScopeUsesThatScopesInstancesAndRegistrations() throws {
+    let container = try Container { registry in
+      registry.register(ScopeTestDependency.self, lifetime: .scoped(.request)) { resolver in
+        ScopeTestDependency(origin: resolver.currentScope.name ?? "?")
+      }
+      registry.register(ScopeTestService.self) { _ in ScopeTestService("root") }
+      registry.register(InjectableTestScreen.Dependencies.self, InjectableTestScreen.Dependencies.init)
+    }
+    let request = try container.makeScope(.request, name: "r1") { registry in
+      registry.register(ScopeTestService.self) { _ in ScopeTestService("request") }
+    }
+    let screen = InjectableTestScreen()
+
+    try request.inject(into: screen)
+
+    let bundle = try #require(screen.received.first)
+    #expect(bundle.dependency === (try request.resolve(ScopeTestDependency.self)))
+    #expect(bundle.dependency.origin == "r1")
+    #expect(bundle.service.label == "request")
+  }
+
+  @Test func anUnregisteredBundleIsNotRegisteredWithAHintOnHowToRegisterIt() throws {
+    let container = try Container { registry in
+      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "root") }
+      registry.register(ScopeTestService.self) { _ in ScopeTestService("service") }
+    }
+    let screen = InjectableTestScreen()
+
+    let error = try #require(scopeResolutionError { try container.inject(into: screen) })
+
+    #expect(error.code == .notRegistered)
+    #expect(scopeTestIsKey(error.key, of: InjectableTestScreen.Dependencies.self))
+    let hint = try #require(error.hint)
+    #expect(hint.contains("InjectableTestScreen.Dependencies"), "hint: \(hint)")
+    #expect(hint.contains("registry.register("), "hint: \(hint)")
+    #expect(hint.contains(".init"), "hint: \(hint)")
+    #expect(screen.received.isEmpty)
+  }
+
+  @Test func aMissingDependencyOfTheBundleIsReportedAndTheTargetIsLeftUntouched() throws {
+    let container = try Container { registry in
+      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "root") }
+      registry.register(InjectableTestScreen.Dependencies.self, InjectableTestScreen.Dependencies.init)
+    }
+    let screen = InjectableTestScreen()
+
+    let error = try #require(scopeResolutionError { try container.inject(into: screen) })
+
+    #expect(error.code == .notRegistered)
+    #expect(scopeTestIsKey(error.key, of: ScopeTestService.self))
+    #expect(
+      error.path.map { ObjectIdentifier($0.serviceType) } == [
+        ObjectIdentifier(InjectableTestScreen.Dependencies.self), ObjectIdentifier(ScopeTestService.self),
+      ])
+    #expect(screen.received.isEmpty)
+  }
+
+  @Test func injectingFromAClosedScopeIsScopeClosed() throws {
+    let container = try Container { registry in
+      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "root") }
+      registry.register(ScopeTestService.self) { _ in ScopeTestService("service") }
+      registry.register(InjectableTestScreen.Dependencies.self, InjectableTestScreen.Dependencies.init)
+    }
+    let request = try container.makeScope(.request)
+    try request.close()
+    let screen = InjectableTestScreen()
+
+    let error = scopeResolutionError { try request.inject(into: screen) }
+
+    #expect(error?.code == .scopeClosed)
+    #expect(screen.received.isEmpty)
+  }
+
+  @Test func injectingTwiceHandsOverAFreshBundleEachTime() throws {
+    let container = try Container { registry in
+      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "root") }
+      registry.register(ScopeTestService.self) { _ in ScopeTestService("service") }
+      registry.register(InjectableTestScreen.Dependencies.self, InjectableTestScreen.Dependencies.init)
+    }
+    let screen = InjectableTestScreen()
+
+    try container.inject(into: screen)
+    try container.inject(into: screen)
+
+    #expect(screen.received.count == 2)
+    #expect(screen.received[0].dependency !== screen.received[1].dependency)
+  }
+}
