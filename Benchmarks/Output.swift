@@ -119,8 +119,11 @@ struct Report {
           "\(variant.rawValue) \(fixed(Double($0) / 1_048_576, decimals: 1)) MiB"
         }
       }
+      let during =
+        measurement.workload.id == Workload.rootTransientChurn.id
+        ? "resolving and dropping 1,000,000 disposable transients" : "building the containers"
       var line =
-        "- \(measurement.workload.id): resident set growth while building the containers: "
+        "- \(measurement.workload.id): resident set growth while \(during): "
         + growth.joined(separator: ", ")
       if measurement.workload.id == Workload.registry10k.id {
         line +=
