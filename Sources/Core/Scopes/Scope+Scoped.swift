@@ -172,21 +172,9 @@ extension Scope {
   @usableFromInline
   final func fillScoped(_ registration: AnyRegistration, slot: Int, disposal: Disposal?) -> Bool {
     let id = ObjectIdentifier(registration)
-    if let disposal {
-      // Filed under the lock that `close` takes, so that either the close disposes it or the
-      // caller does, never both and never neither.
-      let filed =
-        ensureLinked()
-        && withState { state in
-          ownsSomething.store(true, ordering: .sequentiallyConsistent)
-          guard !closing.load(ordering: .sequentiallyConsistent), !isClosed else { return false }
-          state.disposals.append(disposal)
-          return true
-        }
-      guard filed else {
-        releaseScoped(registration, slot: slot)
-        return false
-      }
+    if let disposal, !file(disposal) {
+      releaseScoped(registration, slot: slot)
+      return false
     }
     guard slot >= 0 else {
       return withState { state in state.scoped.update(id) { slot in slot.creator = 0 } }
@@ -231,15 +219,21 @@ extension Scope {
   ///   method has disposed.
   func adopt(_ disposal: Disposal?) throws {
     guard let disposal else { return }
-    let adopted =
-      ensureLinked()
+    if !file(disposal) { throw closedWhileCreating(disposal.key, disposal: disposal) }
+  }
+
+  /// Puts `disposal` on the disposal stack, under the lock that `close` takes, so that either the
+  /// close disposes the instance or the caller does: never both, never neither.
+  ///
+  /// - Returns: `false` if this scope or an ancestor is closing; nothing was filed.
+  private func file(_ disposal: Disposal) -> Bool {
+    ensureLinked()
       && withState { state in
         ownsSomething.store(true, ordering: .sequentiallyConsistent)
         guard !closing.load(ordering: .sequentiallyConsistent), !isClosed else { return false }
         state.disposals.append(disposal)
         return true
       }
-    if !adopted { throw closedWhileCreating(disposal.key, disposal: disposal) }
   }
 
   /// The error for an instance made while its scope closed; disposes it first.

@@ -199,23 +199,30 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
       guard scope.skipGeneration.load(ordering: .acquiring) == generation else {
         return scope.refreshSkip(generation: generation)
       }
-      return UnsafeRawPointer(bitPattern: scope.skipTarget.load(ordering: .relaxed)).map {
+      return UnsafeRawPointer(bitPattern: scope.skipTarget.load(ordering: .acquiring)).map {
         Unmanaged<Scope>.fromOpaque($0)
       }
     }
   }
 
-  /// Walks up to the nearest scope with registrations and caches it for `generation`.
+  /// Walks up to the nearest scope with registrations and caches it.
+  ///
+  /// Under the state lock, with the generation read afresh, so that concurrent refreshes store
+  /// whole (target, generation) pairs and the last pair is never older than the generation it
+  /// names. A reader that sees a generation then sees that pair's target or a newer one.
   @usableFromInline
-  final func refreshSkip(generation: UInt) -> Unmanaged<Scope>? {
-    var current: Unmanaged<Scope>? = Unmanaged.passUnretained(self)
-    while let scope = current {
-      if scope._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }) != nil { break }
-      current = scope._withUnsafeGuaranteedRef { $0.parentReference }
+  final func refreshSkip(generation _: UInt) -> Unmanaged<Scope>? {
+    withState { _ in
+      let generation = Scope.currentGeneration(of: Unmanaged.passUnretained(self))
+      var current: Unmanaged<Scope>? = Unmanaged.passUnretained(self)
+      while let scope = current {
+        if scope._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }) != nil { break }
+        current = scope._withUnsafeGuaranteedRef { $0.parentReference }
+      }
+      skipTarget.store(current.map { UInt(bitPattern: $0.toOpaque()) } ?? 0, ordering: .releasing)
+      skipGeneration.store(generation, ordering: .releasing)
+      return current
     }
-    skipTarget.store(current.map { UInt(bitPattern: $0.toOpaque()) } ?? 0, ordering: .relaxed)
-    skipGeneration.store(generation, ordering: .releasing)
-    return current
   }
 
   /// Runs `body` with exclusive access to the scope's guarded state. `body` must not run user code.
