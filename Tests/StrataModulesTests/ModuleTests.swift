@@ -14,7 +14,7 @@ private final class Counter: Sendable {}
 
 private struct GreetingModule: Module {
   func register(in registry: Registrar) {
-    registry.register(Greeter.self) { _ in FriendlyGreeter() }
+    registry.register((any Greeter).self) { _ in FriendlyGreeter() }
   }
 }
 
@@ -35,7 +35,7 @@ private struct BrokenModule: Module {
     let container = Container()
     try container.install(GreetingModule(), CounterModule())
 
-    #expect(try container.resolve(Greeter.self).greet("Ada") == "Hello, Ada!")
+    #expect(try container.resolve((any Greeter).self).greet("Ada") == "Hello, Ada!")
     #expect(try container.resolve(Counter.self) === container.resolve(Counter.self))
   }
 
@@ -44,8 +44,8 @@ private struct BrokenModule: Module {
     let feature = try container.makeScope(ScopeTag("feature"))
     try feature.install(GreetingModule())
 
-    #expect(try feature.resolve(Greeter.self).greet("Bo") == "Hello, Bo!")
-    #expect(throws: ResolutionError.self) { try container.resolve(Greeter.self) }
+    #expect(try feature.resolve((any Greeter).self).greet("Bo") == "Hello, Bo!")
+    #expect(throws: ResolutionError.self) { try container.resolve((any Greeter).self) }
   }
 
   @Test func anInvalidRegistrationInAModuleFailsTheWholeInstall() throws {
@@ -54,6 +54,6 @@ private struct BrokenModule: Module {
       try container.install(GreetingModule(), BrokenModule())
     }
     #expect(error.code == .invalidRegistration)
-    #expect(try container.resolveIfRegistered(Greeter.self) == nil)
+    #expect(try container.resolveIfRegistered((any Greeter).self) == nil)
   }
 }

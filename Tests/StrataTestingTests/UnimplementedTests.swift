@@ -18,7 +18,7 @@ private final class Checkout: Sendable {
   @Test func resolvingAPlaceholderFailsWithItsRegistrationSite() throws {
     let line = #line + 2
     let container = try Container { registry in
-      registry.registerUnimplemented(PaymentGateway.self)
+      registry.registerUnimplemented((any PaymentGateway).self)
       registry.register(Checkout.self, Checkout.init)
     }
 
@@ -33,7 +33,7 @@ private final class Checkout: Sendable {
 
   @Test func aPlaceholderNeverResolvedCostsNothing() throws {
     let container = try Container { registry in
-      registry.registerUnimplemented(PaymentGateway.self)
+      registry.registerUnimplemented((any PaymentGateway).self)
       registry.register(Checkout.self) { _ in Checkout(gateway: RecordingGateway()) }
     }
     #expect(try container.resolve(Checkout.self).gateway is RecordingGateway)
