@@ -156,13 +156,13 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
           owner._withUnsafeGuaranteedRef { $0.releaseScoped(self, slot: slot) }
           throw error
         }
-        let disposal = disposal(for: instance)
-        let filled = owner._withUnsafeGuaranteedRef {
-          $0.fillScoped(self, slot: slot, disposal: disposal)
+        if let disposal = disposal(for: instance) {
+          let filed = owner._withUnsafeGuaranteedRef { $0.fileScopedDisposal(self, slot: slot, disposal) }
+          guard filed else {
+            throw owner._withUnsafeGuaranteedRef { $0.closedWhileCreating(key, disposal: disposal) }
+          }
         }
-        guard filled else {
-          throw owner._withUnsafeGuaranteedRef { $0.closedWhileCreating(key, disposal: disposal) }
-        }
+        owner._withUnsafeGuaranteedRef { $0.publishScoped(self, slot: slot) }
         return instance
       }
     }

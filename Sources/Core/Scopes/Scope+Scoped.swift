@@ -164,28 +164,33 @@ extension Scope {
     }
   }
 
-  /// Publishes a new instance in its reserved slot and, if it needs disposal, puts it on the
-  /// disposal stack first.
+  /// Puts a new scoped instance that needs disposal on the disposal stack, before it is published.
   ///
   /// - Returns: `false` if the scope closed while the factory ran; the slot is given up and the
   ///   caller disposes the instance and reports `scopeClosed`.
   @usableFromInline
-  final func fillScoped(_ registration: AnyRegistration, slot: Int, disposal: Disposal?) -> Bool {
-    let id = ObjectIdentifier(registration)
-    if let disposal, !file(disposal) {
+  final func fileScopedDisposal(_ registration: AnyRegistration, slot: Int, _ disposal: Disposal) -> Bool {
+    guard file(disposal) else {
       releaseScoped(registration, slot: slot)
       return false
     }
-    guard slot >= 0 else {
-      return withState { state in state.scoped.update(id) { slot in slot.creator = 0 } }
-    }
-    inlineCreator(slot) { $0.store(0, ordering: .releasing) }
-    inlineTag(slot) { $0.store(UInt(bitPattern: id) | InlineSlot.ready, ordering: .releasing) }
     return true
   }
 
+  /// Publishes a new instance in its reserved slot: from now on every thread sees it.
+  @usableFromInline
+  final func publishScoped(_ registration: AnyRegistration, slot: Int) {
+    let id = ObjectIdentifier(registration)
+    guard slot >= 0 else {
+      _ = withState { state in state.scoped.update(id) { slot in slot.creator = 0 } }
+      return
+    }
+    inlineCreator(slot) { $0.store(0, ordering: .releasing) }
+    inlineTag(slot) { $0.store(UInt(bitPattern: id) | InlineSlot.ready, ordering: .releasing) }
+  }
+
   /// Stores a new instance in its reserved slot, visible only to the creating thread until
-  /// ``fillScoped(_:slot:disposal:)`` publishes it.
+  /// ``publishScoped(_:slot:)`` publishes it.
   @usableFromInline
   final func provisionScoped(_ registration: AnyRegistration, slot: Int, instance: AnyObject) {
     guard slot >= 0 else {

@@ -82,11 +82,25 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     self.parent = parent
     self.parentReference = parent.map { Unmanaged.passUnretained($0) }
     self.rootReference = parent.map { $0.rootReference ?? Unmanaged.passUnretained($0) }
+    if let parent {
+      // A new scope has no registrations: its nearest scope with some is the parent, if the
+      // parent has any, or else the parent's cached answer, if that is current.
+      let parentReference = Unmanaged.passUnretained(parent)
+      let generation = Scope.currentGeneration(of: parentReference)
+      if parent.registry.load(ordering: .acquiring) != nil {
+        skipTarget.store(UInt(bitPattern: parentReference.toOpaque()), ordering: .relaxed)
+        skipGeneration.store(generation, ordering: .relaxed)
+      } else if parent.skipGeneration.load(ordering: .acquiring) == generation {
+        skipTarget.store(parent.skipTarget.load(ordering: .acquiring), ordering: .relaxed)
+        skipGeneration.store(generation, ordering: .relaxed)
+      }
+    }
   }
 
   deinit {
     for index in 0..<Scope.inlineSlotCount {
       let tag = inlineTag(index, { $0.load(ordering: .acquiring) })
+      if tag == 0 { break }  // slots are taken in order
       guard tag & InlineSlot.stateMask == InlineSlot.ready else { continue }
       let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
       if let instance = UnsafeRawPointer(bitPattern: bits) {
