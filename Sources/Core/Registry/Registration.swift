@@ -58,6 +58,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     if state.load(ordering: .acquiring) == Registration.ready {
       return storage.pointee.unsafelyUnwrapped
     }
+    if kind == .scoped { return try scoped(resolver, repeat each arguments) }
     return try sharedInstance(resolver, owner: owner.takeUnretainedValue(), repeat each arguments)
   }
 
@@ -168,12 +169,15 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     }
   }
 
-  /// A class instance as itself; anything else in a ``ScopedBox``. After specialisation the test
-  /// is a constant, so a class-typed scoped service costs no box.
+  /// A class instance as itself; anything else in a ``ScopedBox``, retained once for the slot that
+  /// will hold it. After specialisation the test is a constant, so a class-typed scoped service
+  /// costs no box.
   @inlinable @inline(__always)
-  static func box(_ instance: Service) -> AnyObject {
-    if Service.self is AnyObject.Type { return unsafeBitCast(instance, to: AnyObject.self) }
-    return ScopedBox(instance)
+  static func box(_ instance: Service) -> Unmanaged<AnyObject> {
+    if Service.self is AnyObject.Type {
+      return Unmanaged.passRetained(unsafeBitCast(instance, to: AnyObject.self))
+    }
+    return Unmanaged.passRetained(ScopedBox(instance))
   }
 
   /// The inverse of ``box(_:)``.

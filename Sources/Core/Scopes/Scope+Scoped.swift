@@ -192,14 +192,16 @@ extension Scope {
   /// Stores a new instance in its reserved slot, visible only to the creating thread until
   /// ``publishScoped(_:slot:)`` publishes it.
   @usableFromInline
-  final func provisionScoped(_ registration: AnyRegistration, slot: Int, instance: AnyObject) {
+  ///
+  /// - Parameter instance: The instance, retained once for the slot (see `Registration.box`).
+  final func provisionScoped(_ registration: AnyRegistration, slot: Int, instance: Unmanaged<AnyObject>) {
     guard slot >= 0 else {
       let id = ObjectIdentifier(registration)
-      _ = withState { state in state.scoped.update(id) { slot in slot.instance = instance } }
+      let object = instance.takeRetainedValue()
+      _ = withState { state in state.scoped.update(id) { slot in slot.instance = object } }
       return
     }
-    let bits = UInt(bitPattern: Unmanaged.passRetained(instance).toOpaque())
-    inlineInstance(slot) { $0.store(bits, ordering: .releasing) }
+    inlineInstance(slot) { $0.store(UInt(bitPattern: instance.toOpaque()), ordering: .releasing) }
   }
 
   /// Gives up a reserved slot after its factory threw.
