@@ -21,6 +21,8 @@ import Synchronization
 public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// What kind of scope this is: `.root` for a ``Container``, `.request`, `.session`, or custom.
   public let tag: ScopeTag
+  /// `tag.id`, stored apart so that matching a scoped lifetime's tag copies no string.
+  @usableFromInline let tagID: Int
   /// An optional label for messages, such as a session or request id.
   public let name: String?
   /// The enclosing scope; `nil` for the ``Container``.
@@ -78,17 +80,23 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
 
   init(tag: ScopeTag, name: String?, parent: Scope?) {
     self.tag = tag
+    self.tagID = tag.id
     self.name = name
     self.parent = parent
-    self.parentReference = parent.map { Unmanaged.passUnretained($0) }
-    self.rootReference = parent.map { $0.rootReference ?? Unmanaged.passUnretained($0) }
-    if let parent {
+    guard let parent = parent.map({ Unmanaged.passUnretained($0) }) else {
+      parentReference = nil
+      rootReference = nil
+      return
+    }
+    parentReference = parent
+    // Read through the unretained reference: `self.parent` keeps the parent alive.
+    rootReference = parent._withUnsafeGuaranteedRef { $0.rootReference } ?? parent
+    parent._withUnsafeGuaranteedRef { parent in
       // A new scope has no registrations: its nearest scope with some is the parent, if the
       // parent has any, or else the parent's cached answer, if that is current.
-      let parentReference = Unmanaged.passUnretained(parent)
-      let generation = Scope.currentGeneration(of: parentReference)
+      let generation = Scope.currentGeneration(of: Unmanaged.passUnretained(parent))
       if parent.registry.load(ordering: .acquiring) != nil {
-        skipTarget.store(UInt(bitPattern: parentReference.toOpaque()), ordering: .relaxed)
+        skipTarget.store(UInt(bitPattern: Unmanaged.passUnretained(parent).toOpaque()), ordering: .relaxed)
         skipGeneration.store(generation, ordering: .relaxed)
       } else if parent.skipGeneration.load(ordering: .acquiring) == generation {
         skipTarget.store(parent.skipTarget.load(ordering: .acquiring), ordering: .relaxed)
