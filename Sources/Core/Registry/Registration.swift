@@ -169,7 +169,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     }
   }
 
-  /// A class instance as itself; anything else in a ``ScopedBox``, retained once for the slot that
+  /// A class instance as itself; anything else in a ``ValueBox``, retained once for the slot that
   /// will hold it. After specialisation the test is a constant, so a class-typed scoped service
   /// costs no box.
   @inlinable @inline(__always)
@@ -177,14 +177,14 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     if Service.self is AnyObject.Type {
       return Unmanaged.passRetained(unsafeBitCast(instance, to: AnyObject.self))
     }
-    return Unmanaged.passRetained(ScopedBox(instance))
+    return Unmanaged.passRetained(ValueBox(instance))
   }
 
   /// The inverse of ``box(_:)``.
   @inlinable @inline(__always)
   static func unbox(_ stored: AnyObject) -> Service {
     if Service.self is AnyObject.Type { return unsafeBitCast(stored, to: Service.self) }
-    return unsafeDowncast(stored, to: ScopedBox<Service>.self).value
+    return unsafeDowncast(stored, to: ValueBox<Service>.self).value
   }
 
   @usableFromInline
@@ -245,14 +245,14 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     let id = ObjectIdentifier(self)
     switch graph.entries[id] {
     case .some(.some(let box)):
-      return unsafeDowncast(box, to: GraphBox<Service>.self).value
+      return unsafeDowncast(box, to: ValueBox<Service>.self).value
     case .some(.none):
       throw ResolutionError.cycle(at: key)
     case .none:
       graph.entries[id] = .some(nil)  // under construction: asking again is a cycle
       do {
         let instance = try construct(resolver, repeat each arguments)
-        graph.entries[id] = GraphBox(instance)
+        graph.entries[id] = ValueBox(instance)
         if activation != nil { try activate(instance, resolver) }
         return instance
       } catch {
@@ -283,9 +283,4 @@ final class GraphCache {
   var entries: [ObjectIdentifier: AnyObject?] = [:]
 
   @usableFromInline init() {}
-}
-
-final class GraphBox<Value> {
-  let value: Value
-  init(_ value: Value) { self.value = value }
 }

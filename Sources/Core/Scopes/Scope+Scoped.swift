@@ -32,9 +32,10 @@ struct ScopedSlot: @unchecked Sendable {
   var instance: AnyObject?
 }
 
-/// A scoped instance of a non-class type, boxed so that every slot holds an object.
+/// A value boxed in an object: a scoped instance of a non-class type (so that every slot holds an
+/// object), or an entry of a resolve's graph cache.
 @usableFromInline
-final class ScopedBox<Value> {
+final class ValueBox<Value> {
   @usableFromInline let value: Value
   @inlinable init(_ value: Value) { self.value = value }
 }
