@@ -169,8 +169,18 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// The nearest registration for an unnamed key, from `start` up to the root.
   @inlinable @inline(__always)
   static func find(from start: Unmanaged<Scope>, service: UInt, arguments: UInt) -> Found? {
+    // The scope itself first: for the container (and any scope with registrations) that is the
+    // whole lookup, without touching the skip cache.
+    if let registry = start._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }),
+      let registration = registry._withUnsafeGuaranteedRef({
+        $0.find(service: service, arguments: arguments)
+      })
+    {
+      return Found(registration: registration, owner: start)
+    }
+    guard let parent = start._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
     let generation = currentGeneration(of: start)
-    var next = withRegistry(from: start, generation: generation)
+    var next = withRegistry(from: parent, generation: generation)
     while let current = next {
       if let registry = current._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }),
         let registration = registry._withUnsafeGuaranteedRef({
@@ -190,8 +200,16 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   static func find<Name: Hashable & Sendable>(
     from start: Unmanaged<Scope>, service: UInt, arguments: UInt, name: Name
   ) -> Found? {
+    if let registry = start._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }),
+      let registration = registry._withUnsafeGuaranteedRef({
+        $0.find(service: service, arguments: arguments, name: name)
+      })
+    {
+      return Found(registration: registration, owner: start)
+    }
+    guard let parent = start._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
     let generation = currentGeneration(of: start)
-    var next = withRegistry(from: start, generation: generation)
+    var next = withRegistry(from: parent, generation: generation)
     while let current = next {
       if let registry = current._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }),
         let registration = registry._withUnsafeGuaranteedRef({
