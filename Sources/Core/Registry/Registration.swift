@@ -62,6 +62,20 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     return try sharedInstance(resolver, owner: owner.takeUnretainedValue(), repeat each arguments)
   }
 
+  /// The instance if it exists already, without running anything: a created singleton, or the
+  /// scoped instance of the scope that owns it as seen from `scope`; `nil` otherwise.
+  @inlinable @inline(__always)
+  final func existingInstance(from scope: Unmanaged<Scope>) -> Service? {
+    if kind == .transient { return nil }
+    if state.load(ordering: .acquiring) == Registration.ready {
+      return storage.pointee.unsafelyUnwrapped
+    }
+    guard kind == .scoped, let owner = Scope.owningScopeIfPresent(from: scope, tagID: scopeTagID),
+      let stored = owner._withUnsafeGuaranteedRef({ $0.readyInlineInstance(self) })
+    else { return nil }
+    return stored._withUnsafeGuaranteedRef { Registration.unbox($0) }
+  }
+
   /// Runs the factory and the activation hook, adding this registration to any error's path.
   @inlinable @inline(__always)
   final func make(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {

@@ -14,7 +14,19 @@ extension Scope {
   @inlinable
   public final func resolve<Service>(_ type: Service.Type = Service.self) throws -> Service {
     try checkOpen(Service.self)
-    return try withResolver { try $0.resolve(type) }
+    let start = Unmanaged.passUnretained(self)
+    guard
+      let found = Scope.find(
+        from: start, service: UInt(bitPattern: ObjectIdentifier(Service.self)),
+        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)))
+    else { return try withResolver { try $0.resolveUnregistered(Service.self) } }
+    if found.isOwnerClosed { throw found.closedError() }
+    return try found.registration._withUnsafeGuaranteedRef { registration in
+      let registration = unsafeDowncast(registration, to: Registration<Service>.self)
+      // A created singleton or an existing scoped instance needs no resolver at all.
+      if let existing = registration.existingInstance(from: start) { return existing }
+      return try withResolver { try registration.instance($0.nested, owner: found.owner) }
+    }
   }
 
   /// Resolves the service registered for `type` under `name`.

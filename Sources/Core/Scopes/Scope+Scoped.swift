@@ -270,6 +270,18 @@ extension Scope {
     throw noOwningScope(from: start, for: registration, captor: captor)
   }
 
+  /// The scope with tag `tagID` at or above `start` (`start` itself for 0), or `nil`.
+  @inlinable @inline(__always)
+  static func owningScopeIfPresent(from start: Unmanaged<Scope>, tagID: Int) -> Unmanaged<Scope>? {
+    guard tagID != 0 else { return start }
+    var current = start
+    while true {
+      if current._withUnsafeGuaranteedRef({ $0.tagID == tagID }) { return current }
+      guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
+      current = parent
+    }
+  }
+
   /// The error for a `scoped(tag)` registration resolved where no enclosing scope has the tag.
   @usableFromInline
   static func noOwningScope(
