@@ -21,7 +21,9 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   /// stored it and runs the activation hook; only that thread may read it).
   @usableFromInline let state = Atomic<UInt8>(Registration.empty)
   @usableFromInline let storage: UnsafeMutablePointer<Service?>
-  private let creation = CreationGuard()
+  /// The once-guard of a singleton or weak instance; `nil` for other lifetimes, which keep their
+  /// instances elsewhere (or nowhere), so that a transient registration costs no lock.
+  private let creation: CreationGuard?
   /// `ObjectIdentifier` bits of the last instance type found to need no disposal, so that making
   /// a shared instance of that type again skips the (slow) conformance casts.
   @usableFromInline let undisposableType = Atomic<UInt>(0)
@@ -37,6 +39,10 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   ) {
     self.factory = factory
     self.activation = activation
+    switch lifetime.kind {
+    case .singleton, .eagerSingleton, .weak: creation = CreationGuard()
+    case .transient, .graph, .scoped: creation = nil
+    }
     storage = .allocate(capacity: 1)
     storage.initialize(to: instance)
     super.init(key: key, lifetime: lifetime, location: location, dependencies: dependencies)
@@ -103,7 +109,9 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     }
   }
 
-  /// Every lifetime but `transient`, and a `singleton` not yet created.
+  /// A singleton not yet created, and the `weak` and `graph` lifetimes. (`transient` and `scoped`
+  /// are dispatched before this in `instance`, to keep their paths inlined; they are listed here
+  /// only to keep the switch total.)
   @inlinable
   final func sharedInstance(
     _ resolver: borrowing Resolver, owner: Scope, _ arguments: repeat each Argument
@@ -205,6 +213,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   func singleton(
     _ resolver: borrowing Resolver, owner: Scope, _ arguments: repeat each Argument
   ) throws -> Service {
+    let creation = self.creation ?? CreationGuard()  // always present for this lifetime
     if state.load(ordering: .acquiring) == Registration.provisional && creation.isHeldByCurrentThread {
       // Re-entered from this singleton's own activation hook: the instance exists; hand it out.
       return storage.pointee.unsafelyUnwrapped
@@ -239,7 +248,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
 
   @usableFromInline
   func weakShared(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
-    try creation.withCreationLock(for: key) {
+    try (creation ?? CreationGuard()).withCreationLock(for: key) {  // always present for `weak`
       if let existing = weakInstance as? Service { return existing }
       let instance = try make(resolver, repeat each arguments)
       weakInstance = instance as AnyObject
