@@ -10,9 +10,10 @@
 /// let scope = try container.makeScope(.tenant)
 /// ```
 public struct ScopeTag: Hashable, Sendable, CustomStringConvertible {
-  /// The tag's name, as shown in error messages.
-  public let name: String
   /// A number unique to the name in this process, so that comparing tags compares integers.
+  ///
+  /// The tag holds nothing else: copying it, and making or freeing a scope that stores it, touch
+  /// no reference count.
   @usableFromInline let id: Int
 
   /// Creates a tag.
@@ -22,9 +23,11 @@ public struct ScopeTag: Hashable, Sendable, CustomStringConvertible {
   ///
   /// - Parameter name: A name that identifies the tag. Two tags with the same name are equal.
   public init(_ name: String) {
-    self.name = name
     self.id = TagNumbers.shared.number(for: name)
   }
+
+  /// The tag's name, as shown in error messages.
+  public var name: String { TagNumbers.shared.name(of: id) }
 
   public static func == (lhs: ScopeTag, rhs: ScopeTag) -> Bool { lhs.id == rhs.id }
 
@@ -41,20 +44,26 @@ public struct ScopeTag: Hashable, Sendable, CustomStringConvertible {
   public var description: String { "." + name }
 }
 
-/// The number of each tag name made so far.
+/// The number of each tag name made so far, and the name of each number.
 ///
-/// `@unchecked Sendable`: `numbers` is read and written only under `lock`.
+/// `@unchecked Sendable`: `numbers` and `names` are read and written only under `lock`.
 private final class TagNumbers: @unchecked Sendable {
   static let shared = TagNumbers()
   private let lock = Lock()
   private var numbers: [String: Int] = [:]
+  /// `names[id - 1]` is the name numbered `id`.
+  private var names: [String] = []
 
   func number(for name: String) -> Int {
     lock.withLock {
       if let id = numbers[name] { return id }
-      let id = numbers.count + 1
-      numbers[name] = id
-      return id
+      names.append(name)
+      numbers[name] = names.count
+      return names.count
     }
+  }
+
+  func name(of id: Int) -> String {
+    lock.withLock { names.indices.contains(id - 1) ? names[id - 1] : "tag#\(id)" }
   }
 }

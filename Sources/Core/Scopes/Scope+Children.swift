@@ -25,7 +25,7 @@ extension Scope {
         code: .scopeClosed, key: ServiceKey(Scope.self, name: nil), registeredAt: nil,
         hintSource: .text("\(chainDescription) is closed; it cannot make a \(tag) scope"))
     }
-    return Scope(tag: tag, name: name, parent: self)
+    return Scope(tag: tag, name: name, retainedParent: Unmanaged.passUnretained(self).retain())
   }
 
   /// Creates a child scope with registrations of its own: additions and overrides that it and its
@@ -62,7 +62,7 @@ extension Scope {
 
   /// Links this scope, and the scopes above it, into their parents' lists of children to close,
   /// so that closing an ancestor closes this scope first. Called before a scope takes its first
-  /// instance to dispose; a linked scope stays alive until it is closed.
+  /// instance to dispose; a linked scope stays alive until it is closed (the list retains it).
   ///
   /// - Returns: `false` if this scope or an ancestor is closing: nothing may be added to it.
   func ensureLinked() -> Bool {
@@ -74,11 +74,12 @@ extension Scope {
       guard !isLinked else { return true }
       wantsLink.store(true, ordering: .sequentiallyConsistent)
       guard !closing.load(ordering: .sequentiallyConsistent) else { return false }
+      let linked = Unmanaged.passRetained(self)  // the list's retain
       if let first = state.firstChild {
-        first.previousSibling = Unmanaged.passUnretained(self)
+        first._withUnsafeGuaranteedRef { $0.previousSibling = linked }
         nextSibling = first
       }
-      state.firstChild = self
+      state.firstChild = linked
       isLinked = true
       return true
     }
@@ -87,32 +88,38 @@ extension Scope {
   /// Unlinks this scope from its parent's list of children to close, if it is linked.
   func detachFromParent() {
     guard let parent else { return }
-    parent.withState { state in
-      guard isLinked else { return }
+    let wasLinked = parent.withStateIfMade { state -> Bool in
+      guard isLinked, let state else { return false }
       isLinked = false
-      let previous = previousSibling?.takeUnretainedValue()
-      if let previous {
-        previous.nextSibling = nextSibling
+      if let previousSibling {
+        previousSibling._withUnsafeGuaranteedRef { $0.nextSibling = nextSibling }
       } else {
         state.firstChild = nextSibling
       }
-      nextSibling?.previousSibling = previousSibling
+      nextSibling?._withUnsafeGuaranteedRef { $0.previousSibling = previousSibling }
       nextSibling = nil
       previousSibling = nil
+      return true
     }
+    // Give back the list's retain, outside the lock; the caller holds another.
+    if wasLinked { Unmanaged.passUnretained(self).release() }
   }
 
-  /// Takes the live children out of the list, newest first.
-  func takeChildren(_ state: inout ScopeState) -> [Scope] {
+  /// Takes the live children out of the list, newest first; the list's retains move into the
+  /// returned array.
+  func takeChildren(_ state: ScopeState) -> [Scope] {
     var children: [Scope] = []
     var current = state.firstChild
     state.firstChild = nil
     while let child = current {
-      children.append(child)
-      current = child.nextSibling
-      child.nextSibling = nil
-      child.previousSibling = nil
-      child.isLinked = false
+      current = child._withUnsafeGuaranteedRef { child in
+        let next = child.nextSibling
+        child.nextSibling = nil
+        child.previousSibling = nil
+        child.isLinked = false
+        return next
+      }
+      children.append(child.takeRetainedValue())
     }
     return children
   }

@@ -68,13 +68,17 @@ extension Scope {
       if wantsLink.load(ordering: .sequentiallyConsistent) { detachFromParent() }
       return nil
     }
-    let taken = withState { state -> (children: [Scope], own: [Disposal])? in
+    var overflow: [ScopedSlot] = []
+    let taken = withStateIfMade { state -> (children: [Scope], own: [Disposal])? in
+      guard let state else { return nil }
       let own = state.disposals
       state.disposals = []
-      state.scoped = []
-      return (state.firstChild == nil ? [] : takeChildren(&state), own)
+      // Dropped after the lock is released: freeing an instance runs its `deinit`.
+      swap(&overflow, &state.scoped)
+      return (state.firstChild == nil ? [] : takeChildren(state), own)
     }
-    if let taken, taken.children.isEmpty && taken.own.isEmpty {
+    overflow.removeAll()
+    guard let taken, !(taken.children.isEmpty && taken.own.isEmpty) else {
       if wantsLink.load(ordering: .sequentiallyConsistent) { detachFromParent() }
       return nil
     }

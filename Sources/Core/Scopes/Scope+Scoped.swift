@@ -160,8 +160,8 @@ extension Scope {
       if tag == 0 { return false }
     }
     let object = ObjectIdentifier(registration)
-    return withState { state in
-      state.scoped.contains { $0.registration == object && $0.creator == holder }
+    return withStateIfMade { state in
+      state?.scoped.contains { $0.registration == object && $0.creator == holder } ?? false
     }
   }
 

@@ -26,7 +26,10 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// An optional label for messages, such as a session or request id.
   public let name: String?
   /// The enclosing scope; `nil` for the ``Container``.
-  public let parent: Scope?
+  public final var parent: Scope? { parentReference?.takeUnretainedValue() }
+  /// The enclosing scope, retained by this scope and released in `deinit`. (Not a strong stored
+  /// property: freeing one of those costs the compiler's generic teardown three reference-count
+  /// operations instead of one.)
   @usableFromInline let parentReference: Unmanaged<Scope>?
   /// The root of the tree; `nil` for the root itself.
   @usableFromInline let rootReference: Unmanaged<Scope>?
@@ -44,8 +47,9 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// has this flag.
   @usableFromInline let closing = Atomic<Bool>(false)
   private let stateLock = SpinLock()
-  /// Guarded by `stateLock`; reached through `withState`.
-  @exclusivity(unchecked) private var guardedState = ScopeState()
+  /// Guarded by `stateLock`; reached through `withState`, which makes it on first use. Most
+  /// request scopes never need it, and then making and freeing them touches no part of it.
+  @exclusivity(unchecked) private var guardedState: ScopeState?
   /// The first scoped instances of this scope, reached without a lock: per slot a tag
   /// (registration identity | `InlineSlot` state), the creating thread, and the instance's bits
   /// (retained; released in `deinit`). A slot, once given to a registration, keeps it.
@@ -66,7 +70,9 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// Links among the parent's linked children, guarded by the parent's `state`. A scope links
   /// itself into its parent only once it owns something to dispose (see `ensureLinked`), so a
   /// plain request scope costs its parent no lock and is freed as soon as nobody holds it.
-  var nextSibling: Scope?
+  /// Unmanaged: the list holds one retain of each linked child, taken when it is linked and given
+  /// back when it is unlinked, so an unlinked scope has no links to release when it is freed.
+  var nextSibling: Unmanaged<Scope>?
   var previousSibling: Unmanaged<Scope>?
   /// Whether this scope is in its parent's list; guarded by the parent's `state`.
   var isLinked = false
@@ -78,18 +84,18 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// nothing was ever taken.
   let ownsSomething = Atomic<Bool>(false)
 
-  init(tag: ScopeTag, name: String?, parent: Scope?) {
+  /// - Parameter parent: The enclosing scope, retained once for this scope (see
+  ///   `parentReference`); `nil` for the root.
+  init(tag: ScopeTag, name: String?, retainedParent parent: Unmanaged<Scope>?) {
     self.tag = tag
     self.tagID = tag.id
     self.name = name
-    self.parent = parent
-    guard let parent = parent.map({ Unmanaged.passUnretained($0) }) else {
+    guard let parent else {
       parentReference = nil
       rootReference = nil
       return
     }
     parentReference = parent
-    // Read through the unretained reference: `self.parent` keeps the parent alive.
     rootReference = parent._withUnsafeGuaranteedRef { $0.rootReference } ?? parent
     parent._withUnsafeGuaranteedRef { parent in
       // A new scope has no registrations: its nearest scope with some is the parent, if the
@@ -106,6 +112,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   }
 
   deinit {
+    defer { parentReference?.release() }
     for index in 0..<Scope.inlineSlotCount {
       let tag = inlineTag(index, { $0.load(ordering: .acquiring) })
       if tag == 0 { break }  // slots are taken in order
@@ -252,7 +259,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// names. A reader that sees a generation then sees that pair's target or a newer one.
   @usableFromInline
   final func refreshSkip(generation _: UInt) -> Unmanaged<Scope>? {
-    withState { _ in
+    withStateIfMade { _ in
       let generation = Scope.currentGeneration(of: Unmanaged.passUnretained(self))
       var current: Unmanaged<Scope>? = Unmanaged.passUnretained(self)
       while let scope = current {
@@ -265,11 +272,22 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     }
   }
 
-  /// Runs `body` with exclusive access to the scope's guarded state. `body` must not run user code.
-  func withState<Result>(_ body: (inout ScopeState) throws -> Result) rethrows -> Result {
+  /// Runs `body` with exclusive access to the scope's guarded state, made on first use. `body` must
+  /// not run user code, nor free anything whose `deinit` might.
+  func withState<Result>(_ body: (ScopeState) throws -> Result) rethrows -> Result {
     stateLock.lock()
     defer { stateLock.unlock() }
-    return try body(&guardedState)
+    if let state = guardedState { return try body(state) }
+    let state = ScopeState()
+    guardedState = state
+    return try body(state)
+  }
+
+  /// Runs `body` under the state lock, with the guarded state if it was ever made.
+  func withStateIfMade<Result>(_ body: (ScopeState?) throws -> Result) rethrows -> Result {
+    stateLock.lock()
+    defer { stateLock.unlock() }
+    return try body(guardedState)
   }
 
   /// The current snapshots from this scope up to the root, nearest first.
@@ -334,15 +352,18 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   }
 }
 
-/// What a scope guards with its mutex.
-struct ScopeState {
+/// What a scope guards with its state lock: everything a plain request scope does not need, in
+/// one object made on first use.
+///
+/// Not `Sendable`: reached only through `Scope.withState`, under the owning scope's lock.
+final class ScopeState {
   /// Every snapshot this scope published, kept alive for readers that may still hold one.
   var snapshots: [Registry] = []
-  /// The instances of `scoped` registrations this scope owns, and those being created.
   /// Scoped instances past the inline slots, and those being created.
   var scoped: [ScopedSlot] = []
   /// What to dispose on close, in creation order.
   var disposals: [Disposal] = []
-  /// The first of the live child scopes, linked through their sibling links.
-  var firstChild: Scope?
+  /// The newest of the linked child scopes, linked through their sibling links; the list holds a
+  /// retain of each.
+  var firstChild: Unmanaged<Scope>?
 }
