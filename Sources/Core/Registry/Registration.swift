@@ -136,13 +136,34 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   }
 
   /// The disposal `instance` needs, if any: the conformance casts run once per instance type.
-  @inlinable
+  @usableFromInline
   final func disposal(for instance: Service) -> Disposal? {
-    let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance)))
-    if undisposableType.load(ordering: .relaxed) == type { return nil }
+    guard mayNeedDisposal(instance) else { return nil }
     let disposal = Disposal.of(instance, key: key)
-    if disposal == nil { undisposableType.store(type, ordering: .relaxed) }
+    if disposal == nil {
+      undisposableType.store(UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance))), ordering: .relaxed)
+    }
     return disposal
+  }
+
+  /// `false` when `instance`'s type was found to need no disposal: the common case, answered with
+  /// one load and no `Disposal` value made.
+  @inlinable @inline(__always)
+  final func mayNeedDisposal(_ instance: Service) -> Bool {
+    undisposableType.load(ordering: .relaxed) != UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance)))
+  }
+
+  /// Files a new scoped instance's disposal with its owner before it is published.
+  ///
+  /// - Throws: `scopeClosed` if the owner closed while the factory ran; the instance was disposed
+  ///   and the slot given up.
+  @inlinable @inline(never)
+  final func fileDisposal(of instance: Service, owner: Unmanaged<Scope>, slot: Int) throws {
+    guard let disposal = disposal(for: instance) else { return }
+    let filed = owner._withUnsafeGuaranteedRef { $0.fileScopedDisposal(self, slot: slot, disposal) }
+    guard filed else {
+      throw owner._withUnsafeGuaranteedRef { $0.closedWhileCreating(key, disposal: disposal) }
+    }
   }
 
   /// The instance of a `scoped` registration in the scope its lifetime names, made once per
@@ -157,6 +178,10 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
       return stored._withUnsafeGuaranteedRef { Registration.unbox($0) }
     }
     let thread = currentThreadID()
+    // The common case, a first instance in a free inline slot, reserves it without a call.
+    if let slot = owner._withUnsafeGuaranteedRef({ $0.reserveFreeInlineSlot(self, thread: thread) }) {
+      return try createScoped(resolver, owner: owner, slot: slot, repeat each arguments)
+    }
     while true {
       switch try owner._withUnsafeGuaranteedRef({ try $0.scopedSlot(for: self, thread: thread) }) {
       case .ready(let stored):
@@ -164,31 +189,35 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
       case .wait(let holder):
         try owner._withUnsafeGuaranteedRef { try $0.waitForScoped(self, holder: holder, thread: thread) }
       case .create(let slot):
-        let instance: Service
-        do {
-          instance = try owner._withUnsafeGuaranteedRef { owner in
-            try owner.withResolver(depth: resolver.depth, captor: self) { resolver in
-              let instance = try construct(resolver, repeat each arguments)
-              // Visible to this thread only, so that the activation hook can close a cycle.
-              owner.provisionScoped(self, slot: slot, instance: Registration.box(instance))
-              if activation != nil { try activate(instance, resolver) }
-              return instance
-            }
-          }
-        } catch {
-          owner._withUnsafeGuaranteedRef { $0.releaseScoped(self, slot: slot) }
-          throw error
-        }
-        if let disposal = disposal(for: instance) {
-          let filed = owner._withUnsafeGuaranteedRef { $0.fileScopedDisposal(self, slot: slot, disposal) }
-          guard filed else {
-            throw owner._withUnsafeGuaranteedRef { $0.closedWhileCreating(key, disposal: disposal) }
-          }
-        }
-        owner._withUnsafeGuaranteedRef { $0.publishScoped(self, slot: slot) }
-        return instance
+        return try createScoped(resolver, owner: owner, slot: slot, repeat each arguments)
       }
     }
+  }
+
+  /// Makes the instance for the slot the calling thread reserved in `owner`, files its disposal
+  /// and publishes it; on failure gives the slot up.
+  @inlinable @inline(__always)
+  final func createScoped(
+    _ resolver: borrowing Resolver, owner: Unmanaged<Scope>, slot: Int, _ arguments: repeat each Argument
+  ) throws -> Service {
+    let instance: Service
+    do {
+      instance = try owner._withUnsafeGuaranteedRef { owner in
+        try owner.withResolver(depth: resolver.depth, captor: self) { resolver in
+          let instance = try construct(resolver, repeat each arguments)
+          // Visible to this thread only, so that the activation hook can close a cycle.
+          owner.provisionScoped(self, slot: slot, instance: Registration.box(instance))
+          if activation != nil { try activate(instance, resolver) }
+          return instance
+        }
+      }
+    } catch {
+      owner._withUnsafeGuaranteedRef { $0.releaseScoped(self, slot: slot) }
+      throw error
+    }
+    if mayNeedDisposal(instance) { try fileDisposal(of: instance, owner: owner, slot: slot) }
+    owner._withUnsafeGuaranteedRef { $0.publishScoped(self, slot: slot) }
+    return instance
   }
 
   /// A class instance as itself; anything else in a ``ValueBox``, retained once for the slot that

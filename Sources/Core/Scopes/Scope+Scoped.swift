@@ -74,6 +74,28 @@ extension Scope {
     return nil
   }
 
+  /// Reserves the first free inline slot for `registration`, when this scope is open and no slot
+  /// holds anything of it yet: how a scoped instance is first made, without a call. `nil` sends
+  /// the caller to ``scopedSlot(for:thread:)``, which handles every case.
+  @inlinable @inline(__always)
+  final func reserveFreeInlineSlot(_ registration: AnyRegistration, thread: UInt) -> Int? {
+    guard !Scope.isClosed(Unmanaged.passUnretained(self)) else { return nil }
+    let id = UInt(bitPattern: ObjectIdentifier(registration))
+    for index in 0..<Scope.inlineSlotCount {
+      let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
+      if tag == 0 {
+        let (exchanged, _) = inlineTag(index) {
+          $0.compareExchange(expected: 0, desired: id | InlineSlot.creating, ordering: .acquiringAndReleasing)
+        }
+        guard exchanged else { return nil }
+        inlineCreator(index) { $0.store(thread, ordering: .releasing) }
+        return index
+      }
+      if tag & ~InlineSlot.stateMask == id { return nil }
+    }
+    return nil
+  }
+
   /// Finds the slot of `registration`, or reserves one for the calling thread.
   ///
   /// - Throws: `scopeClosed`, or a `cycle` if the calling thread is the one creating it.
@@ -179,30 +201,36 @@ extension Scope {
   }
 
   /// Publishes a new instance in its reserved slot: from now on every thread sees it.
-  @usableFromInline
+  @inlinable @inline(__always)
   final func publishScoped(_ registration: AnyRegistration, slot: Int) {
-    let id = ObjectIdentifier(registration)
-    guard slot >= 0 else {
-      _ = withState { state in state.scoped.update(id) { slot in slot.creator = 0 } }
-      return
-    }
+    guard slot >= 0 else { return publishOverflow(registration) }
     inlineCreator(slot) { $0.store(0, ordering: .releasing) }
-    inlineTag(slot) { $0.store(UInt(bitPattern: id) | InlineSlot.ready, ordering: .releasing) }
+    inlineTag(slot) {
+      $0.store(UInt(bitPattern: ObjectIdentifier(registration)) | InlineSlot.ready, ordering: .releasing)
+    }
+  }
+
+  @usableFromInline
+  final func publishOverflow(_ registration: AnyRegistration) {
+    let id = ObjectIdentifier(registration)
+    _ = withState { state in state.scoped.update(id) { slot in slot.creator = 0 } }
   }
 
   /// Stores a new instance in its reserved slot, visible only to the creating thread until
   /// ``publishScoped(_:slot:)`` publishes it.
-  @usableFromInline
   ///
   /// - Parameter instance: The instance, retained once for the slot (see `Registration.box`).
+  @inlinable @inline(__always)
   final func provisionScoped(_ registration: AnyRegistration, slot: Int, instance: Unmanaged<AnyObject>) {
-    guard slot >= 0 else {
-      let id = ObjectIdentifier(registration)
-      let object = instance.takeRetainedValue()
-      _ = withState { state in state.scoped.update(id) { slot in slot.instance = object } }
-      return
-    }
+    guard slot >= 0 else { return provisionOverflow(registration, instance: instance) }
     inlineInstance(slot) { $0.store(UInt(bitPattern: instance.toOpaque()), ordering: .releasing) }
+  }
+
+  @usableFromInline
+  final func provisionOverflow(_ registration: AnyRegistration, instance: Unmanaged<AnyObject>) {
+    let id = ObjectIdentifier(registration)
+    let object = instance.takeRetainedValue()
+    _ = withState { state in state.scoped.update(id) { slot in slot.instance = object } }
   }
 
   /// Gives up a reserved slot after its factory threw.

@@ -59,10 +59,10 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   @usableFromInline let tag1 = Atomic<UInt>(0)
   @usableFromInline let tag2 = Atomic<UInt>(0)
   @usableFromInline let tag3 = Atomic<UInt>(0)
-  let creator0 = Atomic<UInt>(0)
-  let creator1 = Atomic<UInt>(0)
-  let creator2 = Atomic<UInt>(0)
-  let creator3 = Atomic<UInt>(0)
+  @usableFromInline let creator0 = Atomic<UInt>(0)
+  @usableFromInline let creator1 = Atomic<UInt>(0)
+  @usableFromInline let creator2 = Atomic<UInt>(0)
+  @usableFromInline let creator3 = Atomic<UInt>(0)
   @usableFromInline let instance0 = Atomic<UInt>(0)
   @usableFromInline let instance1 = Atomic<UInt>(0)
   @usableFromInline let instance2 = Atomic<UInt>(0)
@@ -138,6 +138,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   }
 
   /// Runs `body` on the creating thread of inline slot `index`.
+  @inlinable @inline(__always)
   final func inlineCreator<Result>(_ index: Int, _ body: (borrowing Atomic<UInt>) -> Result) -> Result {
     switch index {
     case 0: body(creator0)
