@@ -26,6 +26,11 @@ public struct ScopeTag: Hashable, Sendable, CustomStringConvertible {
     self.id = TagNumbers.shared.number(for: name)
   }
 
+  /// A built-in tag, numbered in advance (see `TagNumbers.builtIn`).
+  @inlinable init(builtIn id: Int) {
+    self.id = id
+  }
+
   /// The tag's name, as shown in error messages.
   public var name: String { TagNumbers.shared.name(of: id) }
 
@@ -33,12 +38,14 @@ public struct ScopeTag: Hashable, Sendable, CustomStringConvertible {
 
   public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
+  // The built-in tags are constants, so that `makeScope(.request)` reads no global.
+
   /// The tag of a ``Container``, the root of every scope tree.
-  public static let root = ScopeTag("root")
+  @inlinable public static var root: ScopeTag { ScopeTag(builtIn: 1) }
   /// A scope that lives as long as a user session.
-  public static let session = ScopeTag("session")
+  @inlinable public static var session: ScopeTag { ScopeTag(builtIn: 2) }
   /// A scope that lives as long as one request.
-  public static let request = ScopeTag("request")
+  @inlinable public static var request: ScopeTag { ScopeTag(builtIn: 3) }
 
   /// `.request`, `.session`, or the custom name with a leading dot.
   public var description: String { "." + name }
@@ -50,9 +57,9 @@ public struct ScopeTag: Hashable, Sendable, CustomStringConvertible {
 private final class TagNumbers: @unchecked Sendable {
   static let shared = TagNumbers()
   private let lock = Lock()
-  private var numbers: [String: Int] = [:]
-  /// `names[id - 1]` is the name numbered `id`.
-  private var names: [String] = []
+  /// `names[id - 1]` is the name numbered `id`; the built-in tags' numbers are fixed here.
+  private var names = ["root", "session", "request"]
+  private var numbers = ["root": 1, "session": 2, "request": 3]
 
   func number(for name: String) -> Int {
     lock.withLock {

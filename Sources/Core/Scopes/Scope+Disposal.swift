@@ -1,3 +1,5 @@
+import Synchronization
+
 extension Scope {
   /// Closes the scope: closes its open children, then disposes every instance it owns in reverse
   /// creation order, each exactly once.
@@ -17,8 +19,22 @@ extension Scope {
   ///
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
   ///   disposer error (``ResolutionError/disposalErrors``), after all disposers ran.
+  @inlinable
   public final func close() throws {
-    guard let disposals = beginClose() else { return }
+    // A scope that never owned anything closes with one atomic exchange and two loads.
+    if closing.exchange(true, ordering: .sequentiallyConsistent) { return }
+    if !ownsSomething.load(ordering: .sequentiallyConsistent)
+      && !wantsLink.load(ordering: .sequentiallyConsistent)
+    {
+      return
+    }
+    try finishClose()
+  }
+
+  /// The rest of ``close()-5plpz`` once `closing` is set: disposes what the scope owns.
+  @usableFromInline
+  final func finishClose() throws {
+    guard let disposals = takeOwned() else { return }
     var errors = disposals.children.flatMap { child in
       Scope.collect { try child.close() }
     }
@@ -49,7 +65,9 @@ extension Scope {
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
   ///   disposer error, after all disposers ran.
   public final func close() async throws {
-    guard let disposals = beginClose() else { return }
+    guard !closing.exchange(true, ordering: .sequentiallyConsistent), let disposals = takeOwned() else {
+      return
+    }
     var errors: [any Error] = []
     for child in disposals.children {
       do { try await child.close() } catch { errors += Scope.flatten(error) }
@@ -59,10 +77,9 @@ extension Scope {
     try throwIfFailed(errors)
   }
 
-  /// Marks the scope closed and takes what it must close; `nil` if it was already closing, or if
-  /// there is nothing to close (then the scope is already detached from its parent).
-  private func beginClose() -> (children: [Scope], own: [Disposal])? {
-    guard !closing.exchange(true, ordering: .sequentiallyConsistent) else { return nil }
+  /// Takes what the scope must close, once this thread has set `closing`; `nil` if there is
+  /// nothing to close (then the scope is already detached from its parent).
+  private func takeOwned() -> (children: [Scope], own: [Disposal])? {
     guard ownsSomething.load(ordering: .sequentiallyConsistent) else {
       // Nothing to dispose and no linked child was ever taken, and none can be now.
       if wantsLink.load(ordering: .sequentiallyConsistent) { detachFromParent() }

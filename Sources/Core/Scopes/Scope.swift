@@ -78,11 +78,11 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   var isLinked = false
   /// Set (sequentially consistent) before linking; read by `close` after it sets `closing`, so that
   /// of a link and a close racing, at least one sees the other.
-  let wantsLink = Atomic<Bool>(false)
+  @usableFromInline let wantsLink = Atomic<Bool>(false)
   /// Set (sequentially consistent, under `state`) before this scope first takes an instance to
   /// dispose or a linked child; `close` reads it after setting `closing` and skips its lock when
   /// nothing was ever taken.
-  let ownsSomething = Atomic<Bool>(false)
+  @usableFromInline let ownsSomething = Atomic<Bool>(false)
 
   /// - Parameter parent: The enclosing scope, retained once for this scope (see
   ///   `parentReference`); `nil` for the root.
