@@ -82,6 +82,16 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     return stored._withUnsafeGuaranteedRef { Registration.unbox($0) }
   }
 
+  /// ``existingInstance(from:)`` of a registration found under this class's key.
+  @inlinable @inline(__always)
+  static func existingInstance(
+    of registration: Unmanaged<AnyRegistration>, from scope: Unmanaged<Scope>
+  ) -> Service? {
+    registration._withUnsafeGuaranteedRef {
+      unsafeDowncast($0, to: Registration.self).existingInstance(from: scope)
+    }
+  }
+
   /// Runs the factory and the activation hook, adding this registration to any error's path.
   @inlinable @inline(__always)
   final func make(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {

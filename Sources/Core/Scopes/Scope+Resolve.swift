@@ -19,14 +19,28 @@ extension Scope {
       let found = Scope.find(
         from: start, service: UInt(bitPattern: ObjectIdentifier(Service.self)),
         arguments: UInt(bitPattern: ObjectIdentifier(Void.self)))
-    else { return try withResolver { try $0.resolveUnregistered(Service.self) } }
+    else { return try resolveUnregistered(Service.self) }
     if found.isOwnerClosed { throw found.closedError() }
-    return try found.registration._withUnsafeGuaranteedRef { registration in
+    // A created singleton or an existing scoped instance needs no resolver at all.
+    if let existing = Registration<Service>.existingInstance(of: found.registration, from: start) {
+      return existing
+    }
+    return try resolve(found, as: Service.self)
+  }
+
+  /// The rest of ``resolve(_:)`` when the instance has to be made: out of line, so that the
+  /// resolver's frame is set up only when it is needed.
+  @inlinable @inline(never)
+  final func resolve<Service>(_ found: Found, as _: Service.Type) throws -> Service {
+    try found.registration._withUnsafeGuaranteedRef { registration in
       let registration = unsafeDowncast(registration, to: Registration<Service>.self)
-      // A created singleton or an existing scoped instance needs no resolver at all.
-      if let existing = registration.existingInstance(from: start) { return existing }
       return try withResolver { try registration.instance($0.nested, owner: found.owner) }
     }
+  }
+
+  @inlinable @inline(never)
+  final func resolveUnregistered<Service>(_: Service.Type) throws -> Service {
+    try withResolver { try $0.resolveUnregistered(Service.self) }
   }
 
   /// Resolves the service registered for `type` under `name`.

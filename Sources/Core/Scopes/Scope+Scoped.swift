@@ -291,7 +291,7 @@ extension Scope {
     guard tagID != 0 else { return start }
     var current = start
     while true {
-      if current._withUnsafeGuaranteedRef({ $0.tagID == tagID }) { return current }
+      if current._withUnsafeGuaranteedRef({ $0.tag.id == tagID }) { return current }
       guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { break }
       current = parent
     }
@@ -304,7 +304,7 @@ extension Scope {
     guard tagID != 0 else { return start }
     var current = start
     while true {
-      if current._withUnsafeGuaranteedRef({ $0.tagID == tagID }) { return current }
+      if current._withUnsafeGuaranteedRef({ $0.tag.id == tagID }) { return current }
       guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
       current = parent
     }

@@ -19,10 +19,12 @@ import Synchronization
 /// its lock), and the sibling links, which are read and written only under the parent's lock. The class is not
 /// `open`; ``Container`` is its only subclass.
 public class Scope: @unchecked Sendable, CustomStringConvertible {
+  // Stored properties in this order on purpose: those set from the arguments first, then 144
+  // bytes that start zeroed, 16-byte aligned, so that making a scope clears them with aligned
+  // stores (with the flags between the atomic words, it took split stores that crossed cache lines).
+
   /// What kind of scope this is: `.root` for a ``Container``, `.request`, `.session`, or custom.
   public let tag: ScopeTag
-  /// `tag.id`, stored apart so that matching a scoped lifetime's tag copies no string.
-  @usableFromInline let tagID: Int
   /// An optional label for messages, such as a session or request id.
   public let name: String?
   /// The enclosing scope; `nil` for the ``Container``.
@@ -33,6 +35,8 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   @usableFromInline let parentReference: Unmanaged<Scope>?
   /// The root of the tree; `nil` for the root itself.
   @usableFromInline let rootReference: Unmanaged<Scope>?
+  /// Valid while it equals the root's `registryGeneration`: see `skipTarget`.
+  @usableFromInline let skipGeneration = Atomic<UInt>(UInt.max)
   /// Used on the root only: bumped whenever a scope of the tree gets its first registrations, which
   /// invalidates every scope's cached `skipTarget`.
   @usableFromInline let registryGeneration = Atomic<UInt>(0)
@@ -40,16 +44,31 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// valid while `skipGeneration` equals the root's `registryGeneration`. Lets a lookup pass over
   /// scopes without registrations in O(1).
   @usableFromInline let skipTarget = Atomic<UInt>(0)
-  @usableFromInline let skipGeneration = Atomic<UInt>(UInt.max)
   /// This scope's current registry snapshot; `nil` while it has no registrations of its own.
   @usableFromInline let registry = Atomic<Unmanaged<Registry>?>(nil)
+  private let stateLock = SpinLock()
   /// Set when this scope starts closing; never cleared. A scope is closed when it or any ancestor
   /// has this flag.
   @usableFromInline let closing = Atomic<Bool>(false)
-  private let stateLock = SpinLock()
+  /// Set (sequentially consistent) before linking; read by `close` after it sets `closing`, so that
+  /// of a link and a close racing, at least one sees the other.
+  @usableFromInline let wantsLink = Atomic<Bool>(false)
+  /// Set (sequentially consistent, under `state`) before this scope first takes an instance to
+  /// dispose or a linked child; `close` reads it after setting `closing` and skips its lock when
+  /// nothing was ever taken.
+  @usableFromInline let ownsSomething = Atomic<Bool>(false)
+  /// Whether this scope is in its parent's list; guarded by the parent's `state`.
+  var isLinked = false
   /// Guarded by `stateLock`; reached through `withState`, which makes it on first use. Most
   /// request scopes never need it, and then making and freeing them touches no part of it.
   @exclusivity(unchecked) private var guardedState: ScopeState?
+  /// Links among the parent's linked children, guarded by the parent's `state`. A scope links
+  /// itself into its parent only once it owns something to dispose (see `ensureLinked`), so a
+  /// plain request scope costs its parent no lock and is freed as soon as nobody holds it.
+  /// Unmanaged: the list holds one retain of each linked child, taken when it is linked and given
+  /// back when it is unlinked, so an unlinked scope has no links to release when it is freed.
+  var nextSibling: Unmanaged<Scope>?
+  var previousSibling: Unmanaged<Scope>?
   /// The first scoped instances of this scope, reached without a lock: per slot a tag
   /// (registration identity | `InlineSlot` state), the creating thread, and the instance's bits
   /// (retained; released in `deinit`). A slot, once given to a registration, keeps it.
@@ -67,28 +86,11 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   @usableFromInline let instance1 = Atomic<UInt>(0)
   @usableFromInline let instance2 = Atomic<UInt>(0)
   @usableFromInline let instance3 = Atomic<UInt>(0)
-  /// Links among the parent's linked children, guarded by the parent's `state`. A scope links
-  /// itself into its parent only once it owns something to dispose (see `ensureLinked`), so a
-  /// plain request scope costs its parent no lock and is freed as soon as nobody holds it.
-  /// Unmanaged: the list holds one retain of each linked child, taken when it is linked and given
-  /// back when it is unlinked, so an unlinked scope has no links to release when it is freed.
-  var nextSibling: Unmanaged<Scope>?
-  var previousSibling: Unmanaged<Scope>?
-  /// Whether this scope is in its parent's list; guarded by the parent's `state`.
-  var isLinked = false
-  /// Set (sequentially consistent) before linking; read by `close` after it sets `closing`, so that
-  /// of a link and a close racing, at least one sees the other.
-  @usableFromInline let wantsLink = Atomic<Bool>(false)
-  /// Set (sequentially consistent, under `state`) before this scope first takes an instance to
-  /// dispose or a linked child; `close` reads it after setting `closing` and skips its lock when
-  /// nothing was ever taken.
-  @usableFromInline let ownsSomething = Atomic<Bool>(false)
 
   /// - Parameter parent: The enclosing scope, retained once for this scope (see
   ///   `parentReference`); `nil` for the root.
   init(tag: ScopeTag, name: String?, retainedParent parent: Unmanaged<Scope>?) {
     self.tag = tag
-    self.tagID = tag.id
     self.name = name
     guard let parent else {
       parentReference = nil
