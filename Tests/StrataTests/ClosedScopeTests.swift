@@ -128,6 +128,45 @@ private enum ClosedScopeRaceOutcome: Sendable {
     #expect(closedChild == nil, "a closed request scope must not pile up in a long-lived container")
   }
 
+  @Test func aChildKeepsItsParentAliveAndLetsItGoWhenFreed() throws {
+    let container = Container()
+    weak var session: Scope?
+    weak var child: Scope?
+    do {
+      var request: Scope? = try container.makeScope(.session) { registry in
+        registry.register(ScopeTestService.self) { _ in ScopeTestService("session") }
+      }.makeScope(.request)
+      session = request?.parent
+      child = request
+
+      #expect(session != nil, "a scope holds its parent")
+      #expect(try request?.resolve(ScopeTestService.self).label == "session")
+      request = nil
+    }
+
+    #expect(child == nil)
+    #expect(session == nil, "a freed scope gives its parent back")
+  }
+
+  @Test func childrenClosedThroughTheirParentAreFreedWithIt() throws {
+    let container = try Container { registry in
+      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in ScopeTestResource("") }
+    }
+    weak var session: Scope?
+    weak var request: Scope?
+    do {
+      let open = try container.makeScope(.session)
+      let child = try open.makeScope(.request)
+      _ = try child.resolve(ScopeTestResource.self)  // owns a disposable: linked into `open`
+      session = open
+      request = child
+      try open.close()
+    }
+
+    #expect(request == nil, "closing the parent let go of the child it was keeping to close")
+    #expect(session == nil)
+  }
+
   // MARK: Closing cascades down, not up
 
   @Test func closingAParentClosesItsChildrenAndTheirChildren() throws {

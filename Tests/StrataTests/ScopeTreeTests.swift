@@ -52,6 +52,18 @@ import Testing
     #expect(tenant.description == #"tenant("acme")"#)
   }
 
+  @Test func aTagMadeFromABuiltInNameIsTheBuiltInTag() throws {
+    let container = Container()
+    let request = try container.makeScope(ScopeTag("request"))
+
+    #expect(ScopeTag("request") == .request)
+    #expect(ScopeTag("session") == .session)
+    #expect(ScopeTag("root") == .root)
+    #expect(container.tag == .root && container.tag.name == "root")
+    #expect(request.tag == .request)
+    #expect(Set([ScopeTag("request"), .request, ScopeTag("audit"), ScopeTag("audit")]).count == 2)
+  }
+
   @Test func everyScopeMadeIsANewScope() throws {
     let container = Container()
 
