@@ -25,16 +25,20 @@ extension Scope {
     if let existing = Registration<Service>.existingInstance(of: found.registration, from: start) {
       return existing
     }
-    return try resolve(found, as: Service.self)
+    return try make(found, as: Service.self)
   }
 
-  /// The rest of ``resolve(_:)`` when the instance has to be made: out of line, so that the
-  /// resolver's frame is set up only when it is needed.
+  /// The rest of a top-level resolve once the registration is found: runs its lifetime with a
+  /// fresh resolver. Out of line, so that the resolver's frame is set up only when it is needed.
   @inlinable @inline(never)
-  final func resolve<Service>(_ found: Found, as _: Service.Type) throws -> Service {
+  final func make<Service, each Argument>(
+    _ found: Found, as _: Service.Type, arguments: repeat each Argument
+  ) throws -> Service {
     try found.registration._withUnsafeGuaranteedRef { registration in
-      let registration = unsafeDowncast(registration, to: Registration<Service>.self)
-      return try withResolver { try registration.instance($0.nested, owner: found.owner) }
+      let registration = unsafeDowncast(registration, to: Registration<Service, repeat each Argument>.self)
+      return try withResolver {
+        try registration.instance($0.nested, owner: found.owner, repeat each arguments)
+      }
     }
   }
 
@@ -55,7 +59,13 @@ extension Scope {
     _ type: Service.Type = Service.self, name: Name
   ) throws -> Service {
     try checkOpen(Service.self)
-    return try withResolver { try $0.resolve(type, name: name) }
+    guard
+      let found = Scope.find(
+        from: Unmanaged.passUnretained(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
+        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), name: name)
+    else { return try withResolver { try $0.resolve(type, name: name) } }  // reports what is missing
+    if found.isOwnerClosed { throw found.closedError() }
+    return try make(found, as: Service.self)
   }
 
   /// Resolves a service registered with runtime arguments.
@@ -70,7 +80,20 @@ extension Scope {
     _ type: Service.Type = Service.self, arguments: repeat each Argument
   ) throws -> Service {
     try checkOpen(Service.self)
-    return try withResolver { try $0.resolve(type, arguments: repeat each arguments) }
+    guard
+      let found = Scope.find(
+        from: Unmanaged.passUnretained(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
+        arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)))
+    else { return try withResolver { try $0.resolve(type, arguments: repeat each arguments) } }
+    if found.isOwnerClosed { throw found.closedError() }
+    // Inlined here rather than passed to `make`: every call boundary that takes the arguments as a
+    // pack copies them (a retain and release per reference-counted argument).
+    return try found.registration._withUnsafeGuaranteedRef { registration in
+      let registration = unsafeDowncast(registration, to: Registration<Service, repeat each Argument>.self)
+      return try withResolver {
+        try registration.instance($0.nested, owner: found.owner, repeat each arguments)
+      }
+    }
   }
 
   /// Resolves a named service registered with runtime arguments.
