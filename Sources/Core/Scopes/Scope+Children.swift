@@ -19,13 +19,18 @@ extension Scope {
   /// - Returns: The new, open scope.
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/scopeClosed`` if this scope is
   ///   closed.
+  @inlinable
   public final func makeScope(_ tag: ScopeTag, name: String? = nil) throws -> Scope {
-    guard !isClosed else {
-      throw ResolutionError(
-        code: .scopeClosed, key: ServiceKey(Scope.self, name: nil), registeredAt: nil,
-        hintSource: .text("\(chainDescription) is closed; it cannot make a \(tag) scope"))
-    }
+    guard !Scope.isClosed(Unmanaged.passUnretained(self)) else { throw closedError(making: tag) }
     return Scope(tag: tag, name: name, retainedParent: Unmanaged.passUnretained(self).retain())
+  }
+
+  /// The error for making a child of this closed scope.
+  @usableFromInline
+  final func closedError(making tag: ScopeTag) -> ResolutionError {
+    ResolutionError(
+      code: .scopeClosed, key: ServiceKey(Scope.self, name: nil), registeredAt: nil,
+      hintSource: .text("\(chainDescription) is closed; it cannot make a \(tag) scope"))
   }
 
   /// Creates a child scope with registrations of its own: additions and overrides that it and its

@@ -89,6 +89,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
 
   /// - Parameter parent: The enclosing scope, retained once for this scope (see
   ///   `parentReference`); `nil` for the root.
+  @usableFromInline
   init(tag: ScopeTag, name: String?, retainedParent parent: Unmanaged<Scope>?) {
     self.tag = tag
     self.name = name
