@@ -232,4 +232,43 @@ import Testing
     #expect(created.value == 200)
     #expect(disposed.value == 200)
   }
+
+  /// A parent keeps each child that owns something to dispose until one of the two closes it;
+  /// whichever close wins, the parent lets go exactly once, so every scope is freed afterwards.
+  @Test(.timeLimit(.minutes(1)))
+  func scopesClosedInARaceWithTheirParentAreAllFreed() async throws {
+    let container = try Container { registry in
+      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in ScopeTestResource("") }
+    }
+    let freed = ScopeTestLocked<[WeakScope]>([])
+
+    for _ in 0..<20 {
+      try await {
+        let session = try container.makeScope(.session)
+        let requests = try (0..<10).map { _ in try session.makeScope(.request) }
+        for request in requests { _ = try request.resolve(ScopeTestResource.self) }
+        freed.withLock { $0 += ([session] + requests).map(WeakScope.init) }
+
+        await withTaskGroup(of: Void.self) { group in
+          for request in requests {
+            group.addTask { try? await request.close() }
+          }
+          group.addTask { try? await session.close() }
+          for await _ in group {}
+        }
+      }()
+    }
+
+    let alive = freed.withLock { scopes in scopes.filter { $0.scope != nil }.count }
+    #expect(alive == 0, "\(alive) of 220 closed scopes are still alive")
+  }
+}
+
+/// A weak reference to a scope, to see whether it was freed.
+private struct WeakScope: @unchecked Sendable {
+  weak var scope: Scope?
+
+  init(_ scope: Scope) {
+    self.scope = scope
+  }
 }
