@@ -28,20 +28,19 @@ extension Scope {
     return try make(found, as: Service.self)
   }
 
-  /// The rest of a top-level resolve once the registration is found: runs its lifetime with a
-  /// fresh resolver. Out of line, so that the resolver's frame is set up only when it is needed.
+  /// The rest of a top-level resolve without arguments once the registration is found: runs its
+  /// lifetime with a fresh resolver. Out of line, so that the resolver's frame is set up only when
+  /// it is needed. (Resolves with arguments inline this instead: passing them on as a pack would
+  /// copy each one.)
   @inlinable @inline(never)
-  final func make<Service, each Argument>(
-    _ found: Found, as _: Service.Type, arguments: repeat each Argument
-  ) throws -> Service {
+  final func make<Service>(_ found: Found, as _: Service.Type) throws -> Service {
     try found.registration._withUnsafeGuaranteedRef { registration in
-      let registration = unsafeDowncast(registration, to: Registration<Service, repeat each Argument>.self)
-      return try withResolver {
-        try registration.instance($0.nested, owner: found.owner, repeat each arguments)
-      }
+      let registration = unsafeDowncast(registration, to: Registration<Service>.self)
+      return try withResolver { try registration.instance($0.nested, owner: found.owner) }
     }
   }
 
+  /// The rest of a top-level resolve that found no registration: `Lazy`, `Provider`, or the error.
   @inlinable @inline(never)
   final func resolveUnregistered<Service>(_: Service.Type) throws -> Service {
     try withResolver { try $0.resolveUnregistered(Service.self) }
