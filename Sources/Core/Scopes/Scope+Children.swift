@@ -19,15 +19,13 @@ extension Scope {
   /// - Returns: The new, open scope.
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/scopeClosed`` if this scope is
   ///   closed.
-  @inlinable
   public final func makeScope(_ tag: ScopeTag, name: String? = nil) throws -> Scope {
     guard !Scope.isClosed(Unmanaged.passUnretained(self)) else { throw closedError(making: tag) }
     return Scope(tag: tag, name: name, retainedParent: Unmanaged.passUnretained(self).retain())
   }
 
   /// The error for making a child of this closed scope.
-  @usableFromInline
-  final func closedError(making tag: ScopeTag) -> ResolutionError {
+  private func closedError(making tag: ScopeTag) -> ResolutionError {
     ResolutionError(
       code: .scopeClosed, key: ServiceKey(Scope.self, name: nil), registeredAt: nil,
       hintSource: .text("\(chainDescription) is closed; it cannot make a \(tag) scope"))

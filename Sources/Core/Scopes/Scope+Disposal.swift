@@ -19,7 +19,6 @@ extension Scope {
   ///
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
   ///   disposer error (``ResolutionError/disposalErrors``), after all disposers ran.
-  @inlinable
   public final func close() throws {
     // A scope that never owned anything closes with one atomic exchange and two loads.
     if closing.exchange(true, ordering: .sequentiallyConsistent) { return }
@@ -32,8 +31,7 @@ extension Scope {
   }
 
   /// The rest of ``close()-5plpz`` once `closing` is set: disposes what the scope owns.
-  @usableFromInline
-  final func finishClose() throws {
+  private func finishClose() throws {
     guard let disposals = takeOwned() else { return }
     var errors = disposals.children.flatMap { child in
       Scope.collect { try child.close() }

@@ -52,11 +52,11 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   @usableFromInline let closing = Atomic<Bool>(false)
   /// Set (sequentially consistent) before linking; read by `close` after it sets `closing`, so that
   /// of a link and a close racing, at least one sees the other.
-  @usableFromInline let wantsLink = Atomic<Bool>(false)
+  let wantsLink = Atomic<Bool>(false)
   /// Set (sequentially consistent, under `state`) before this scope first takes an instance to
   /// dispose or a linked child; `close` reads it after setting `closing` and skips its lock when
   /// nothing was ever taken.
-  @usableFromInline let ownsSomething = Atomic<Bool>(false)
+  let ownsSomething = Atomic<Bool>(false)
   /// Whether this scope is in its parent's list; guarded by the parent's `state`.
   var isLinked = false
   /// Guarded by `stateLock`; reached through `withState`, which makes it on first use. Most
@@ -89,7 +89,6 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
 
   /// - Parameter parent: The enclosing scope, retained once for this scope (see
   ///   `parentReference`); `nil` for the root.
-  @usableFromInline
   init(tag: ScopeTag, name: String?, retainedParent parent: Unmanaged<Scope>?) {
     self.tag = tag
     self.name = name
