@@ -137,12 +137,15 @@ struct Harness {
       iterations.append(count)
     }
 
-    // Interleave the series, rotating which goes first, so that drift hits all alike.
+    // Interleave the series, rotating which goes first, so that drift hits all alike. Each sample
+    // runs at another stack depth (see `Runner.stackShift(forSample:)`).
     var perOperation = [[Double]](repeating: [], count: series.count)
     for sample in 0..<plan.samples {
+      let shift = Runner.stackShift(forSample: sample)
       for offset in series.indices {
         let index = (sample + offset) % series.count
-        let result = try series[index].runner.run(series[index].body, iterations: iterations[index])
+        let result = try series[index].runner.run(
+          series[index].body, iterations: iterations[index], stackShift: shift)
         perOperation[index].append(Double(result.nanoseconds) / Double(iterations[index]))
       }
     }
@@ -210,13 +213,31 @@ struct RunResult {
 struct Runner {
   let threads: Int
 
-  func run(_ body: @escaping Body, iterations: Int) throws -> RunResult {
+  /// How many bytes deeper than usual sample `sample` runs its body: a different multiple of 16
+  /// for each of the first 256 samples, spread over 4 KiB.
+  ///
+  /// Why: where the stack sits relative to the heap objects a loop touches changes its speed
+  /// (loads and stores whose addresses agree in their low 12 bits stall on each other, "4K
+  /// aliasing"). Where it sits depends on the size of the environment and the executable's path,
+  /// so the same build ran `request-scope` at 106–122 ns depending on the length of one
+  /// environment variable (0–120 bytes), and at 106–113 ns once samples moved like this. Moving
+  /// every variant's samples over many depths makes the median a typical figure instead of one
+  /// process's luck, for all variants alike.
+  static func stackShift(forSample sample: Int) -> Int {
+    (sample * 49 % 256) * 16  // 49 is coprime with 256: distinct shifts
+  }
+
+  func run(_ body: @escaping Body, iterations: Int, stackShift: Int = 0) throws -> RunResult {
     if threads <= 1 {
-      let allocationsBefore = AllocationCounter.count
-      let start = monotonicNanoseconds()
-      try body(iterations)
-      let end = monotonicNanoseconds()
-      return RunResult(nanoseconds: end - start, allocations: AllocationCounter.count - allocationsBefore)
+      // `withUnsafeTemporaryAllocation` takes its bytes from the stack when there is room.
+      return try withUnsafeTemporaryAllocation(byteCount: stackShift + 16, alignment: 16) { bytes in
+        bytes[0] = 0  // touch it, so that it is not dropped
+        let allocationsBefore = AllocationCounter.count
+        let start = monotonicNanoseconds()
+        try body(iterations)
+        let end = monotonicNanoseconds()
+        return RunResult(nanoseconds: end - start, allocations: AllocationCounter.count - allocationsBefore)
+      }
     }
     return try runConcurrently(body, iterations: iterations)
   }
