@@ -331,4 +331,45 @@ import Testing
     #expect(parent.child.value?.parent === parent)
     #expect(try request.resolve(ActivatedParent.self) === parent)
   }
+
+  /// Runs `onDeinit` when freed.
+  final class DeinitProbe: Sendable {
+    let onDeinit: @Sendable () -> Void
+
+    init(_ onDeinit: @escaping @Sendable () -> Void) {
+      self.onDeinit = onDeinit
+    }
+
+    deinit { onDeinit() }
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func anInstanceDroppedBecauseItsActivationHookThrewIsFreedOutsideTheScopesLock() throws {
+    let scopeBox = ScopeTestBox<Scope>()
+    let resolvedInDeinit = ScopeTestBox<String>()
+    let container = try Container { registry in
+      // Four scoped services take a scope's inline slots; the others go to its locked list.
+      registry.register(Int.self, lifetime: .scoped(.request)) { _ in 1 }
+      registry.register(Double.self, lifetime: .scoped(.request)) { _ in 2 }
+      registry.register(String.self, lifetime: .scoped(.request)) { _ in "3" }
+      registry.register(Bool.self, lifetime: .scoped(.request)) { _ in true }
+      registry.register(ScopeTestService.self, lifetime: .scoped(.request)) { _ in ScopeTestService("listed")
+      }
+      registry.register(DeinitProbe.self, lifetime: .scoped(.request)) { _ in
+        DeinitProbe {
+          // User code that needs the scope's lock: it must not be held while this runs.
+          resolvedInDeinit.value = (try? scopeBox.value?.resolve(ScopeTestService.self))?.label
+        }
+      }
+      .onActivated { _, _ in throw ScopeTestDisposalFailure(label: "activation") }
+    }
+    let request = try container.makeScope(.request)
+    scopeBox.value = request
+    defer { scopeBox.value = nil }
+    _ = try (request.resolve(Int.self), request.resolve(Double.self), request.resolve(String.self))
+    _ = try request.resolve(Bool.self)
+
+    #expect(throws: ResolutionError.self) { try request.resolve(DeinitProbe.self) }
+    #expect(resolvedInDeinit.value == "listed")
+  }
 }

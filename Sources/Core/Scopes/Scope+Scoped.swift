@@ -238,7 +238,12 @@ extension Scope {
   final func releaseScoped(_ registration: AnyRegistration, slot: Int) {
     let id = ObjectIdentifier(registration)
     guard slot >= 0 else {
-      withState { state in state.scoped.removeAll { $0.registration == id && $0.creator != 0 } }
+      let dropped = withState { state -> [ScopedSlot] in
+        let dropped = state.scoped.filter { $0.registration == id && $0.creator != 0 }
+        state.scoped.removeAll { $0.registration == id && $0.creator != 0 }
+        return dropped
+      }
+      _ = consume dropped  // freed here, after the lock: an instance's `deinit` may use this scope
       return
     }
     let bits = inlineInstance(slot) { $0.exchange(0, ordering: .acquiringAndReleasing) }
