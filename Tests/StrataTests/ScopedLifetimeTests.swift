@@ -353,7 +353,8 @@ import Testing
       registry.register(Double.self, lifetime: .scoped(.request)) { _ in 2 }
       registry.register(String.self, lifetime: .scoped(.request)) { _ in "3" }
       registry.register(Bool.self, lifetime: .scoped(.request)) { _ in true }
-      registry.register(ScopeTestService.self, lifetime: .scoped(.request)) { _ in ScopeTestService("listed")
+      registry.register(ScopeTestService.self, lifetime: .scoped(.request)) { _ in
+        ScopeTestService("listed")
       }
       registry.register(DeinitProbe.self, lifetime: .scoped(.request)) { _ in
         DeinitProbe {
