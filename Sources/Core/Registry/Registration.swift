@@ -268,16 +268,18 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
         do {
           try activate(instance, resolver)
         } catch {
-          storage.pointee = nil
+          // State first: dropping the instance may run its `deinit`, which must not find a
+          // provisional instance that is no longer there.
           state.store(Registration.empty, ordering: .releasing)
+          storage.pointee = nil
           throw error
         }
       }
       do {
         try owner.adopt(disposal(for: instance))
       } catch {
-        storage.pointee = nil
         state.store(Registration.empty, ordering: .releasing)
+        storage.pointee = nil
         throw error
       }
       state.store(Registration.ready, ordering: .releasing)
