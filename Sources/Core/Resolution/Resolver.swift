@@ -71,6 +71,21 @@ extension Scope {
   }
 }
 
+extension Scope {
+  /// ``withResolver(depth:captor:_:)`` with `registration` lent to `body` without a retain: one
+  /// closure for the caller's values to be captured in, where two nested ones would copy them
+  /// twice.
+  @inlinable @inline(__always)
+  final func withResolver<Result>(
+    borrowing registration: Unmanaged<AnyRegistration>,
+    _ body: (borrowing Resolver, AnyRegistration) throws -> Result
+  ) rethrows -> Result {
+    try registration._withUnsafeGuaranteedRef { registration in
+      try withResolver { try body($0, registration) }
+    }
+  }
+}
+
 /// Where a lookup found a registration: the registration and the scope whose registry holds it.
 @usableFromInline
 struct Found {

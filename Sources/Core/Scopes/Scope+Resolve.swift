@@ -85,13 +85,11 @@ extension Scope {
         arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)))
     else { return try withResolver { try $0.resolve(type, arguments: repeat each arguments) } }
     if found.isOwnerClosed { throw found.closedError() }
-    // Inlined here rather than passed to `make`: every call boundary that takes the arguments as a
-    // pack copies them (a retain and release per reference-counted argument).
-    return try found.registration._withUnsafeGuaranteedRef { registration in
-      let registration = unsafeDowncast(registration, to: Registration<Service, repeat each Argument>.self)
-      return try withResolver {
-        try registration.instance($0.nested, owner: found.owner, repeat each arguments)
-      }
+    // Inlined here rather than passed to `make`: every call boundary and every closure that takes
+    // the arguments as a pack copies them (a retain and release per reference-counted argument).
+    return try withResolver(borrowing: found.registration) { resolver, registration in
+      try unsafeDowncast(registration, to: Registration<Service, repeat each Argument>.self)
+        .instance(resolver.nested, owner: found.owner, repeat each arguments)
     }
   }
 
@@ -103,7 +101,18 @@ extension Scope {
     _ type: Service.Type = Service.self, name: Name, arguments: repeat each Argument
   ) throws -> Service {
     try checkOpen(Service.self)
-    return try withResolver { try $0.resolve(type, name: name, arguments: repeat each arguments) }
+    guard
+      let found = Scope.find(
+        from: Unmanaged.passUnretained(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
+        arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)), name: name)
+    else {
+      return try withResolver { try $0.resolve(type, name: name, arguments: repeat each arguments) }
+    }
+    if found.isOwnerClosed { throw found.closedError() }
+    return try withResolver(borrowing: found.registration) { resolver, registration in
+      try unsafeDowncast(registration, to: Registration<Service, repeat each Argument>.self)
+        .instance(resolver.nested, owner: found.owner, repeat each arguments)
+    }
   }
 
   /// Resolves `type` if it is registered; `nil` if it is not.
