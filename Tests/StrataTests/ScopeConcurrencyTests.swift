@@ -265,6 +265,9 @@ import Testing
 }
 
 /// A weak reference to a scope, to see whether it was freed.
+///
+/// `@unchecked Sendable`: made and read only under `ScopeTestLocked`'s lock, after the tasks that
+/// used the scope have finished; a `weak var` itself is safe to load from any thread.
 private struct WeakScope: @unchecked Sendable {
   weak var scope: Scope?
 

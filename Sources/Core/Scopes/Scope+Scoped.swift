@@ -83,17 +83,26 @@ extension Scope {
     let id = UInt(bitPattern: ObjectIdentifier(registration))
     for index in 0..<Scope.inlineSlotCount {
       let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
-      if tag == 0 {
-        let (exchanged, _) = inlineTag(index) {
-          $0.compareExchange(expected: 0, desired: id | InlineSlot.creating, ordering: .acquiringAndReleasing)
-        }
-        guard exchanged else { return nil }
-        inlineCreator(index) { $0.store(thread, ordering: .releasing) }
-        return index
-      }
+      if tag == 0 { return claimInlineSlot(index, from: 0, for: id, thread: thread).claimed ? index : nil }
       if tag & ~InlineSlot.stateMask == id { return nil }
     }
     return nil
+  }
+
+  /// Moves inline slot `index` from tag `expected` to "being created by `thread`" for the
+  /// registration `id`.
+  ///
+  /// - Returns: Whether this thread got it, and the tag found if not.
+  @inlinable @inline(__always)
+  final func claimInlineSlot(
+    _ index: Int, from expected: UInt, for id: UInt, thread: UInt
+  ) -> (claimed: Bool, found: UInt) {
+    let (exchanged, original) = inlineTag(index) {
+      $0.compareExchange(
+        expected: expected, desired: id | InlineSlot.creating, ordering: .acquiringAndReleasing)
+    }
+    if exchanged { inlineCreator(index) { $0.store(thread, ordering: .releasing) } }
+    return (exchanged, original)
   }
 
   /// Finds the slot of `registration`, or reserves one for the calling thread.
@@ -107,16 +116,9 @@ extension Scope {
       var tag = inlineTag(index) { $0.load(ordering: .acquiring) }
       while true {
         if tag == 0 || tag == id | InlineSlot.vacant {
-          let expected = tag
-          let (exchanged, original) = inlineTag(index) {
-            $0.compareExchange(
-              expected: expected, desired: id | InlineSlot.creating, ordering: .acquiringAndReleasing)
-          }
-          if exchanged {
-            inlineCreator(index) { $0.store(thread, ordering: .releasing) }
-            return .create(slot: index)
-          }
-          tag = original
+          let claim = claimInlineSlot(index, from: tag, for: id, thread: thread)
+          if claim.claimed { return .create(slot: index) }
+          tag = claim.found
           continue
         }
         guard tag & ~InlineSlot.stateMask == id else { break }  // another registration's slot
@@ -238,10 +240,10 @@ extension Scope {
   final func releaseScoped(_ registration: AnyRegistration, slot: Int) {
     let id = ObjectIdentifier(registration)
     guard slot >= 0 else {
+      let isGivenUp = { (slot: ScopedSlot) in slot.registration == id && slot.creator != 0 }
       let dropped = withState { state -> [ScopedSlot] in
-        let dropped = state.scoped.filter { $0.registration == id && $0.creator != 0 }
-        state.scoped.removeAll { $0.registration == id && $0.creator != 0 }
-        return dropped
+        defer { state.scoped.removeAll(where: isGivenUp) }
+        return state.scoped.filter(isGivenUp)
       }
       _ = consume dropped  // freed here, after the lock: an instance's `deinit` may use this scope
       return

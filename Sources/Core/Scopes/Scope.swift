@@ -19,7 +19,7 @@ import Synchronization
 /// its lock), and the sibling links, which are read and written only under the parent's lock. The class is not
 /// `open`; ``Container`` is its only subclass.
 public class Scope: @unchecked Sendable, CustomStringConvertible {
-  // Stored properties in this order on purpose: those set from the arguments first, then 144
+  // Stored properties in this order on purpose: those set from the arguments first, then 152
   // bytes that start zeroed, 16-byte aligned, so that making a scope clears them with aligned
   // stores (with the flags between the atomic words, it took split stores that crossed cache lines).
 
