@@ -43,7 +43,7 @@ public struct Injected<Value>: Sendable {
   /// - Parameters:
   ///   - name: The name the service was registered with.
   ///   - scope: The scope to resolve from; `nil` for the current scope.
-  public init<Name: Hashable & Sendable>(name: Name, from scope: Scope? = nil) {
+  public init<Name: Hashable & Sendable>(name: Name?, from scope: Scope? = nil) {
     storage = InjectionStorage(scope: scope) { try $0.resolve(Value.self, name: name) }
   }
 

@@ -23,7 +23,7 @@ public struct ServiceKey: Hashable, Sendable, CustomStringConvertible {
   ) {
     self.init(
       service: TypeIdentity(Service.self),
-      arguments: TypeIdentity((repeat each Argument).self),
+      arguments: TypeIdentity(argumentListType(repeat (each Argument).self)),
       name: name)
   }
 
@@ -31,7 +31,22 @@ public struct ServiceKey: Hashable, Sendable, CustomStringConvertible {
   public var serviceType: Any.Type { service.type }
 
   /// The types of the runtime arguments as one tuple type; `Void` when there are none.
-  public var argumentTypes: Any.Type { arguments.type }
+  ///
+  /// A single argument of tuple type reads the same here as several arguments; the key itself
+  /// tells them apart (see ``argumentTypeList``).
+  public var argumentTypes: Any.Type {
+    (arguments.type as? any ArgumentListType.Type)?.tupleType ?? arguments.type
+  }
+
+  /// The types of the runtime arguments, one element per argument; empty when there are none.
+  ///
+  /// ```swift
+  /// registry.register(Pair.self) { (_, pair: (Int, String)) in Pair(pair) }   // [(Int, String)]
+  /// registry.register(Pair.self) { (_, id: Int, label: String) in Pair(id, label) }   // [Int, String]
+  /// ```
+  public var argumentTypeList: [Any.Type] {
+    (arguments.type as? any ArgumentListType.Type)?.elementTypes ?? []
+  }
 
   /// Whether the key takes runtime arguments.
   public var hasArguments: Bool { arguments != .void }
@@ -85,10 +100,10 @@ struct TypeIdentity: Hashable, @unchecked Sendable {
 
   var name: String { String(describing: type) }
 
-  /// `(String, Int)`, `(String)`, `()`.
+  /// `(String, Int)` for two arguments, `((String, Int))` for one tuple argument, `(String)`, `()`.
   var tupleName: String {
-    let text = name
-    return text.hasPrefix("(") ? text : "(\(text))"
+    guard let list = type as? any ArgumentListType.Type else { return "()" }
+    return "(" + list.elementTypes.map { String(describing: $0) }.joined(separator: ", ") + ")"
   }
 
   static func == (lhs: TypeIdentity, rhs: TypeIdentity) -> Bool {

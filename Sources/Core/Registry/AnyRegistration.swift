@@ -1,3 +1,8 @@
+import Synchronization
+
+/// The last registration number handed out (see `AnyRegistration.identity`).
+private let registrationNumbers = Atomic<UInt>(0)
+
 /// What every registration has, whatever its service and argument types: the facts a validator,
 /// a graph export or an error message needs.
 ///
@@ -7,6 +12,10 @@
 @usableFromInline
 class AnyRegistration: @unchecked Sendable {
   @usableFromInline let key: ServiceKey
+  /// A number that no other registration of this process ever has, with the two low bits clear:
+  /// what a scope files this registration's cached instance under. (Not the object's address: a
+  /// registration made by a closed child scope is freed, and the next one may get its address.)
+  @usableFromInline let identity: UInt
   let lifetime: Lifetime
   @usableFromInline let kind: Lifetime.Kind
   /// The id of `lifetime.scopeTag`; 0 when the lifetime names no tag.
@@ -20,6 +29,7 @@ class AnyRegistration: @unchecked Sendable {
 
   init(key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: [ServiceKey]?) {
     self.key = key
+    self.identity = registrationNumbers.add(1, ordering: .relaxed).newValue << 2
     self.lifetime = lifetime
     self.kind = lifetime.kind
     self.scopeTagID = lifetime.scopeTag?.id ?? 0

@@ -306,7 +306,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
       graph = GraphCache()
       resolver.graph.pointee = Unmanaged.passRetained(graph)
     }
-    let id = ObjectIdentifier(self)
+    let id = identity
     switch graph.entries[id] {
     case .some(.some(let box)):
       return unsafeDowncast(box, to: ValueBox<Service>.self).value
@@ -328,8 +328,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
 
   /// This registration typed as one without runtime arguments, if it takes none.
   var withoutArguments: Registration<Service>? {
-    guard (repeat each Argument).self == Void.self else { return nil }
-    return unsafeDowncast(self as AnyRegistration, to: Registration<Service>.self)
+    self as AnyRegistration as? Registration<Service>
   }
 
   override func createEagerly(in scope: Scope) throws {
@@ -344,7 +343,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
 @usableFromInline
 final class GraphCache {
   /// `nil` value: the entry is under construction.
-  var entries: [ObjectIdentifier: AnyObject?] = [:]
+  var entries: [UInt: AnyObject?] = [:]
 
   @usableFromInline init() {}
 }

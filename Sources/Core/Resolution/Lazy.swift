@@ -22,12 +22,16 @@ import Synchronization
 /// registry.register(ReportController.self, ReportController.init)   // Lazy is built for you
 /// ```
 ///
-/// The resolve runs as a top-level resolve in the scope the `Lazy` was made in, which it keeps
-/// alive. Reading ``value`` from several threads at once resolves once.
+/// The resolve runs as a top-level resolve in the scope the `Lazy` was made in. A `Lazy` does not
+/// keep that scope alive: a scoped service holding one would otherwise keep its own scope, and
+/// everything the scope made, alive forever. Read after the scope was freed, it throws
+/// ``ResolutionError/Code/scopeClosed``; a value it already resolved stays readable. Reading
+/// ``value`` from several threads at once resolves once.
 ///
 /// `@unchecked Sendable`: `cached` is read and written only under `lock`.
 public final class Lazy<Value>: @unchecked Sendable {
-  private let scope: Scope
+  /// Weak: see the type's discussion.
+  private weak let scope: Scope?
   private let key: ServiceKey
   private let make: @Sendable (Scope) throws -> Value
   /// The once-guard: no plain lock is held while the resolve runs, and a thread that re-enters
@@ -52,6 +56,7 @@ public final class Lazy<Value>: @unchecked Sendable {
       if resolved.load(ordering: .acquiring), let cached { return cached }
       return try creation.withCreationLock(for: key) {
         if resolved.load(ordering: .acquiring), let cached { return cached }
+        guard let scope else { throw ResolutionError.scopeGone(key, holder: "Lazy") }
         let value = try ResolutionNesting.nest(key) { try make(scope) }
         cached = value
         resolved.store(true, ordering: .releasing)
@@ -75,10 +80,12 @@ public final class Lazy<Value>: @unchecked Sendable {
 /// registry.register(JobRunner.self, JobRunner.init)   // Provider is built for you
 /// ```
 ///
-/// Each call is a top-level resolve in the scope the provider was made in, which it keeps alive;
-/// the registration's lifetime decides whether calls share an instance.
+/// Each call is a top-level resolve in the scope the provider was made in; the registration's
+/// lifetime decides whether calls share an instance. Like ``Lazy``, a provider does not keep its
+/// scope alive: called after the scope was freed, it throws ``ResolutionError/Code/scopeClosed``.
 public struct Provider<Value>: Sendable {
-  private let scope: Scope
+  /// Weak: see ``Lazy``.
+  private weak let scope: Scope?
   private let make: @Sendable (Scope) throws -> Value
 
   init(scope: Scope, make: @escaping @Sendable (Scope) throws -> Value) {
@@ -90,7 +97,9 @@ public struct Provider<Value>: Sendable {
   ///
   /// - Throws: ``ResolutionError`` if resolving fails.
   public func get() throws -> Value {
-    try ResolutionNesting.nest(ServiceKey(Value.self, name: nil)) { try make(scope) }
+    let key = ServiceKey(Value.self, name: nil)
+    guard let scope else { throw ResolutionError.scopeGone(key, holder: "Provider") }
+    return try ResolutionNesting.nest(key) { try make(scope) }
   }
 
   /// Resolves an instance: `try provider()`.

@@ -177,6 +177,15 @@ extension ResolutionError {
             + "of a graph, singleton or scoped registration"))
   }
 
+  /// A ``Lazy`` or ``Provider`` (`holder`) used after the scope it resolves from was freed.
+  static func scopeGone(_ key: ServiceKey, holder: String) -> ResolutionError {
+    ResolutionError(
+      code: .scopeClosed, key: key, registeredAt: nil,
+      hintSource: .text(
+        "the scope this \(holder)<\(key.service.name)> resolves from has been freed; a \(holder) "
+          + "does not keep its scope alive, so use it only while that scope is in use"))
+  }
+
   /// `error` thrown inside `registration`'s factory or hook, with `registration` added to its path.
   @usableFromInline
   static func propagating(

@@ -37,8 +37,9 @@ extension Resolver {
   /// - Throws: ``ResolutionError``, as ``resolve(_:)`` does.
   @inlinable
   public borrowing func resolve<Service, Name: Hashable & Sendable>(
-    _ type: Service.Type = Service.self, name: Name
+    _ type: Service.Type = Service.self, name: Name?
   ) throws -> Service {
+    guard let name else { return try resolve(type) }
     guard
       let found = Scope.find(
         from: scope,
@@ -70,7 +71,7 @@ extension Resolver {
       let found = Scope.find(
         from: scope,
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)))
+        arguments: argumentListBits(repeat (each Argument).self))
     else { throw missing(Service.self, arguments: repeat (each Argument).self) }
     if found.isOwnerClosed { throw found.closedError() }
     return try found.registration._withUnsafeGuaranteedRef {
@@ -88,13 +89,14 @@ extension Resolver {
   /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:)`` does.
   @inlinable
   public borrowing func resolve<Service, Name: Hashable & Sendable, each Argument>(
-    _ type: Service.Type = Service.self, name: Name, arguments: repeat each Argument
+    _ type: Service.Type = Service.self, name: Name?, arguments: repeat each Argument
   ) throws -> Service {
+    guard let name else { return try resolve(type, arguments: repeat each arguments) }
     guard
       let found = Scope.find(
         from: scope,
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)), name: name)
+        arguments: argumentListBits(repeat (each Argument).self), name: name)
     else { throw missing(Service.self, name: name, arguments: repeat (each Argument).self) }
     if found.isOwnerClosed { throw found.closedError() }
     return try found.registration._withUnsafeGuaranteedRef {
@@ -121,8 +123,9 @@ extension Resolver {
   ///
   /// - Throws: ``ResolutionError`` if a registration exists but resolving it fails.
   public borrowing func resolveIfRegistered<Service, Name: Hashable & Sendable>(
-    _ type: Service.Type = Service.self, name: Name
+    _ type: Service.Type = Service.self, name: Name?
   ) throws -> Service? {
+    guard let name else { return try resolveIfRegistered(type) }
     guard isRegistered(ServiceKey(Service.self, name: ServiceName(name))) else { return nil }
     return try resolve(Service.self, name: name)
   }
@@ -149,9 +152,10 @@ extension Resolver {
   ///
   /// - Throws: ``ResolutionError`` if any of them fails.
   public borrowing func resolveAll<Service, Name: Hashable & Sendable>(
-    _ type: Service.Type = Service.self, name: Name
+    _ type: Service.Type = Service.self, name: Name?
   ) throws -> [Service] {
-    try resolveAll(ServiceKey(Service.self, name: ServiceName(name)), as: Service.self)
+    guard let name else { return try resolveAll(type) }
+    return try resolveAll(ServiceKey(Service.self, name: ServiceName(name)), as: Service.self)
   }
 
   /// A ``Lazy`` that resolves `type` from this resolver's scope on first use.

@@ -55,8 +55,9 @@ extension Scope {
   /// - Throws: ``ResolutionError``, as ``resolve(_:)`` does.
   @inlinable
   public final func resolve<Service, Name: Hashable & Sendable>(
-    _ type: Service.Type = Service.self, name: Name
+    _ type: Service.Type = Service.self, name: Name?
   ) throws -> Service {
+    guard let name else { return try resolve(type) }
     try checkOpen(Service.self)
     guard
       let found = Scope.find(
@@ -82,7 +83,7 @@ extension Scope {
     guard
       let found = Scope.find(
         from: Unmanaged.passUnretained(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)))
+        arguments: argumentListBits(repeat (each Argument).self))
     else { return try withResolver { try $0.resolve(type, arguments: repeat each arguments) } }
     if found.isOwnerClosed { throw found.closedError() }
     // Inlined here rather than passed to `make`: every call boundary and every closure that takes
@@ -98,13 +99,14 @@ extension Scope {
   /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:)`` does.
   @inlinable
   public final func resolve<Service, Name: Hashable & Sendable, each Argument>(
-    _ type: Service.Type = Service.self, name: Name, arguments: repeat each Argument
+    _ type: Service.Type = Service.self, name: Name?, arguments: repeat each Argument
   ) throws -> Service {
+    guard let name else { return try resolve(type, arguments: repeat each arguments) }
     try checkOpen(Service.self)
     guard
       let found = Scope.find(
         from: Unmanaged.passUnretained(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: UInt(bitPattern: ObjectIdentifier((repeat each Argument).self)), name: name)
+        arguments: argumentListBits(repeat (each Argument).self), name: name)
     else {
       return try withResolver { try $0.resolve(type, name: name, arguments: repeat each arguments) }
     }
@@ -131,8 +133,9 @@ extension Scope {
   ///
   /// - Throws: ``ResolutionError`` if a registration exists but resolving it fails.
   public final func resolveIfRegistered<Service, Name: Hashable & Sendable>(
-    _ type: Service.Type = Service.self, name: Name
+    _ type: Service.Type = Service.self, name: Name?
   ) throws -> Service? {
+    guard let name else { return try resolveIfRegistered(type) }
     try checkOpen(Service.self)
     return try withResolver { try $0.resolveIfRegistered(type, name: name) }
   }
@@ -154,8 +157,9 @@ extension Scope {
   ///
   /// - Throws: ``ResolutionError`` if any of them fails.
   public final func resolveAll<Service, Name: Hashable & Sendable>(
-    _ type: Service.Type = Service.self, name: Name
+    _ type: Service.Type = Service.self, name: Name?
   ) throws -> [Service] {
+    guard let name else { return try resolveAll(type) }
     try checkOpen(Service.self)
     return try withResolver { try $0.resolveAll(type, name: name) }
   }

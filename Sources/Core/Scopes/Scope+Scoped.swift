@@ -8,8 +8,8 @@ import Synchronization
   import Darwin
 #endif
 
-/// The states of an inline scoped slot, in the low bits of its tag (registration identities are
-/// object addresses, 16-byte aligned).
+/// The states of an inline scoped slot, in the low bits of its tag (a registration's `identity`
+/// leaves them clear).
 @usableFromInline
 enum InlineSlot {
   /// A thread is running the factory.
@@ -25,7 +25,8 @@ enum InlineSlot {
 ///
 /// `@unchecked Sendable`: read and written only under the owning scope's `state` mutex.
 struct ScopedSlot: @unchecked Sendable {
-  let registration: ObjectIdentifier
+  /// The registration's `identity`.
+  let registration: UInt
   /// The thread running the factory; 0 once the instance is there.
   var creator: UInt
   /// The instance (see `Registration.box`); `nil` while being created.
@@ -61,7 +62,7 @@ extension Scope {
   /// instances are released only in `deinit`.
   @inlinable @inline(__always)
   final func readyInlineInstance(_ registration: AnyRegistration) -> Unmanaged<AnyObject>? {
-    let ready = UInt(bitPattern: ObjectIdentifier(registration)) | InlineSlot.ready
+    let ready = registration.identity | InlineSlot.ready
     for index in 0..<Scope.inlineSlotCount {
       let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
       if tag == ready {
@@ -80,7 +81,7 @@ extension Scope {
   @inlinable @inline(__always)
   final func reserveFreeInlineSlot(_ registration: AnyRegistration, thread: UInt) -> Int? {
     guard !Scope.isClosed(Unmanaged.passUnretained(self)) else { return nil }
-    let id = UInt(bitPattern: ObjectIdentifier(registration))
+    let id = registration.identity
     for index in 0..<Scope.inlineSlotCount {
       let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
       if tag == 0 { return claimInlineSlot(index, from: 0, for: id, thread: thread).claimed ? index : nil }
@@ -111,7 +112,7 @@ extension Scope {
   @usableFromInline
   final func scopedSlot(for registration: AnyRegistration, thread: UInt) throws -> ScopedSlotState {
     guard !isClosed else { throw closedError(registration.key) }
-    let id = UInt(bitPattern: ObjectIdentifier(registration))
+    let id = registration.identity
     for index in 0..<Scope.inlineSlotCount {
       var tag = inlineTag(index) { $0.load(ordering: .acquiring) }
       while true {
@@ -148,7 +149,7 @@ extension Scope {
   }
 
   private func overflowSlot(for registration: AnyRegistration, thread: UInt) throws -> ScopedSlotState {
-    let id = ObjectIdentifier(registration)
+    let id = registration.identity
     return try withState { state throws -> ScopedSlotState in
       guard !isClosed else { throw closedError(registration.key) }
       if let slot = state.scoped.first(where: { $0.registration == id }) {
@@ -175,7 +176,7 @@ extension Scope {
   }
 
   private func isBeingCreated(_ registration: AnyRegistration, by holder: UInt) -> Bool {
-    let id = UInt(bitPattern: ObjectIdentifier(registration))
+    let id = registration.identity
     for index in 0..<Scope.inlineSlotCount {
       let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
       if tag == id | InlineSlot.creating {
@@ -183,7 +184,7 @@ extension Scope {
       }
       if tag == 0 { return false }
     }
-    let object = ObjectIdentifier(registration)
+    let object = registration.identity
     return withStateIfMade { state in
       state?.scoped.contains { $0.registration == object && $0.creator == holder } ?? false
     }
@@ -208,13 +209,13 @@ extension Scope {
     guard slot >= 0 else { return publishOverflow(registration) }
     inlineCreator(slot) { $0.store(0, ordering: .releasing) }
     inlineTag(slot) {
-      $0.store(UInt(bitPattern: ObjectIdentifier(registration)) | InlineSlot.ready, ordering: .releasing)
+      $0.store(registration.identity | InlineSlot.ready, ordering: .releasing)
     }
   }
 
   @usableFromInline
   final func publishOverflow(_ registration: AnyRegistration) {
-    let id = ObjectIdentifier(registration)
+    let id = registration.identity
     _ = withState { state in state.scoped.update(id) { slot in slot.creator = 0 } }
   }
 
@@ -230,7 +231,7 @@ extension Scope {
 
   @usableFromInline
   final func provisionOverflow(_ registration: AnyRegistration, instance: Unmanaged<AnyObject>) {
-    let id = ObjectIdentifier(registration)
+    let id = registration.identity
     let object = instance.takeRetainedValue()
     _ = withState { state in state.scoped.update(id) { slot in slot.instance = object } }
   }
@@ -238,7 +239,7 @@ extension Scope {
   /// Gives up a reserved slot after its factory threw.
   @usableFromInline
   final func releaseScoped(_ registration: AnyRegistration, slot: Int) {
-    let id = ObjectIdentifier(registration)
+    let id = registration.identity
     guard slot >= 0 else {
       let isGivenUp = { (slot: ScopedSlot) in slot.registration == id && slot.creator != 0 }
       let dropped = withState { state -> [ScopedSlot] in
@@ -250,7 +251,7 @@ extension Scope {
     }
     let bits = inlineInstance(slot) { $0.exchange(0, ordering: .acquiringAndReleasing) }
     inlineCreator(slot) { $0.store(0, ordering: .releasing) }
-    inlineTag(slot) { $0.store(UInt(bitPattern: id) | InlineSlot.vacant, ordering: .releasing) }
+    inlineTag(slot) { $0.store(id | InlineSlot.vacant, ordering: .releasing) }
     if let instance = UnsafeRawPointer(bitPattern: bits) {
       Unmanaged<AnyObject>.fromOpaque(instance).release()
     }
@@ -344,7 +345,7 @@ extension Scope {
 
 extension [ScopedSlot] {
   /// Changes the slot of `id`; `false` if there is none.
-  mutating func update(_ id: ObjectIdentifier, _ change: (inout ScopedSlot) -> Void) -> Bool {
+  mutating func update(_ id: UInt, _ change: (inout ScopedSlot) -> Void) -> Bool {
     guard let index = firstIndex(where: { $0.registration == id }) else { return false }
     change(&self[index])
     return true

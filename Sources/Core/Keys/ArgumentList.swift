@@ -1,0 +1,37 @@
+/// The runtime argument types of a key, as one type.
+///
+/// A key cannot use the tuple `(repeat each Argument)` for this: a one-element pack is its element,
+/// so one tuple argument `(Int, String)` and the two arguments `Int, String` would share a key, and
+/// so would one `Void` argument and none. `ArgumentList<(Int, String)>`, `ArgumentList<Int, String>`
+/// and `ArgumentList<Void>` are three different types. A key without arguments uses `Void` itself,
+/// so that the most common lookup compares against a constant.
+@usableFromInline
+struct ArgumentList<each Argument>: ArgumentListType {
+  static var elementTypes: [Any.Type] {
+    var types: [Any.Type] = []
+    for type in repeat (each Argument).self { types.append(type) }
+    return types
+  }
+
+  static var tupleType: Any.Type { (repeat each Argument).self }
+}
+
+/// What a key's description and ``ServiceKey/argumentTypes`` read from an ``ArgumentList``.
+protocol ArgumentListType {
+  static var elementTypes: [Any.Type] { get }
+  static var tupleType: Any.Type { get }
+}
+
+/// The type that stands for the runtime argument types `Argument…` in a key: `Void` for none,
+/// an ``ArgumentList`` otherwise. In specialised code this is a constant.
+@inlinable @inline(__always)
+func argumentListType<each Argument>(_: repeat (each Argument).Type) -> Any.Type {
+  for _ in repeat (each Argument).self { return ArgumentList<repeat each Argument>.self }
+  return Void.self
+}
+
+/// ``argumentListType(_:)`` as the bits a registry slot stores.
+@inlinable @inline(__always)
+func argumentListBits<each Argument>(_: repeat (each Argument).Type) -> UInt {
+  UInt(bitPattern: ObjectIdentifier(argumentListType(repeat (each Argument).self)))
+}
