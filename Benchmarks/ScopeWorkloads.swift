@@ -112,6 +112,102 @@ extension Workload {
   }
 }
 
+extension Workload {
+  /// 1,000,000 request scopes, each resolving a request-scoped service that holds a `Provider`
+  /// and a `Lazy` (auto-wired), touching the `Lazy` once, then closing: resident memory must stay
+  /// flat, because neither keeps its scope (and so the service holding it) alive.
+  static let providerScopeChurn = Workload(
+    id: "provider-scope-churn",
+    summary: "request scopes whose scoped service holds a Provider and a Lazy, made and closed (flat memory)"
+  ) { _ in
+    let container = try Container { registry in
+      registry.register(Foo.self) { _ in Foo() }
+      registry.register(ProviderHolder.self, lifetime: .scoped(.request), ProviderHolder.init)
+    }
+    let naive = NaiveContainer()
+    naive.register(Foo.self) { _ in Foo() }
+    @Sendable func strataRequest() throws {
+      let request = try container.makeScope(.request)
+      let holder = try request.resolve(ProviderHolder.self)
+      blackHole(try holder.lazy.value)
+      try request.close()
+    }
+    @Sendable func naiveRequest() throws {
+      let request = NaiveScope(parent: naive)
+      // The holder's closures capture the scope weakly: a strong capture would be a cycle.
+      let holder = try request.resolve(NaiveProviderHolder.self) {
+        NaiveProviderHolder { [weak request] in
+          guard request != nil else { throw BenchmarkError("naive scope is gone") }
+          return try naive.resolve(Foo.self)
+        }
+      }
+      blackHole(try holder.lazyValue())
+    }
+    @Sendable func manualRequest() {
+      let holder = NaiveProviderHolder { Foo() }
+      blackHole(try? holder.lazyValue())
+    }
+
+    let request = try container.makeScope(.request)
+    let holder = try request.resolve(ProviderHolder.self)
+    try expect(!holder.lazy.isResolved, "Strata resolved a Lazy before it was read")
+    try expect(try holder.lazy.value === holder.lazy.value, "a Lazy resolved twice")
+    try expect(try holder.provider().value == 42, "a Provider made a wrong Foo")
+    try request.close()
+
+    let churn = 1_000_000
+    var growth: [Variant: Int] = [:]
+    for _ in 0..<10_000 { try strataRequest() }
+    if let before = residentBytes() {
+      for _ in 0..<churn { try strataRequest() }
+      if let after = residentBytes() { growth[.strata] = after - before }
+    }
+    if let before = residentBytes() {
+      for _ in 0..<churn { try naiveRequest() }
+      if let after = residentBytes() { growth[.naive] = after - before }
+    }
+    if let before = residentBytes() {
+      for _ in 0..<churn { manualRequest() }
+      if let after = residentBytes() { growth[.manual] = after - before }
+    }
+    var subjects = Subjects(
+      strata: { count in for _ in 0..<count { try strataRequest() } },
+      manual: { count in for _ in 0..<count { manualRequest() } },
+      naive: { count in for _ in 0..<count { try naiveRequest() } })
+    subjects.residentGrowth = growth
+    return subjects
+  }
+}
+
+/// A request-scoped service that makes `Foo`s on demand and keeps one, lazily.
+final class ProviderHolder: Sendable {
+  let provider: Provider<Foo>
+  let lazy: Lazy<Foo>
+
+  init(provider: Provider<Foo>, lazy: Lazy<Foo>) {
+    self.provider = provider
+    self.lazy = lazy
+  }
+}
+
+/// What ``ProviderHolder`` is without a container: a closure that makes a `Foo`, and the first
+/// one it made, kept.
+final class NaiveProviderHolder: Sendable {
+  let provider: @Sendable () throws -> Foo
+  private let cached = Mutex<Foo?>(nil)
+
+  init(provider: @escaping @Sendable () throws -> Foo) {
+    self.provider = provider
+  }
+
+  func lazyValue() throws -> Foo {
+    if let foo = cached.withLock({ $0 }) { return foo }
+    let foo = try provider()
+    cached.withLock { $0 = foo }
+    return foo
+  }
+}
+
 /// A request-scoped service.
 final class RequestState: Sendable {
   let value = 7
