@@ -10,12 +10,12 @@ import Testing
 ///
 /// Each thread draws from its own seeded generator; a failure names the seed, and
 /// `STRATA_STRESS_SEED=<seed>` replays the same operations (the interleaving may differ).
-/// `STRATA_STRESS_OPERATIONS` changes the operations per thread (default 2,000).
+/// `STRATA_STRESS_OPERATIONS` changes the operations per thread (default 8,000).
 @Suite struct ChaosStressTests {
   static let threads = 4
   static let asyncWorkers = 2
   static var operationsPerThread: Int {
-    ProcessInfo.processInfo.environment["STRATA_STRESS_OPERATIONS"].flatMap { Int($0) } ?? 2000
+    ProcessInfo.processInfo.environment["STRATA_STRESS_OPERATIONS"].flatMap { Int($0) } ?? 8000
   }
   static var operationsPerAsyncWorker: Int { max(1, operationsPerThread / 12) }
 
