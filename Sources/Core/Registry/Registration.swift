@@ -102,7 +102,11 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
 
   @inlinable @inline(__always)
   final func construct(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
-    guard resolver.depth < Resolver.maximumDepth else { throw cycleError() }
+    // Every 8th level, and the first level of every top-level resolve (which may itself run
+    // inside a factory, through a captured scope), checks that the stack has room left.
+    if resolver.depth & 7 == 1 || resolver.depth >= Resolver.maximumDepth {
+      try checkDepth(resolver.depth)
+    }
     do {
       return try factory(resolver, repeat each arguments)
     } catch {

@@ -8,9 +8,19 @@ extension Scope {
   /// }
   /// ```
   ///
-  /// `@Injected` properties read it on first access. It is the only ambient state Strata has;
+  /// While the factory of a shared instance (a singleton, a weak or a scoped instance) runs, it is
+  /// the scope that will own that instance, whatever scope the caller had made current: a
+  /// longer-lived instance must not find a shorter-lived scope through it. `@Injected` properties
+  /// without an explicit scope use the scope that was current when their holder was created (or,
+  /// if none was, the one current at their first access). It is the only ambient state Strata has;
   /// there is no global container.
-  @TaskLocal public static var current: Scope?
+  public static var current: Scope? {
+    if let owner = ThreadContext.current.ambientOwner { return owner.takeUnretainedValue() }
+    return ambient
+  }
+
+  /// The scope made current by `withScope`, inherited by child tasks.
+  @TaskLocal static var ambient: Scope?
 
   /// Creates a child scope, makes it ``current`` while `body` runs, and closes it when `body`
   /// returns or throws.
@@ -34,7 +44,12 @@ extension Scope {
     let scope = try makeScope(tag, name: name)
     let result: Result
     do {
-      result = try Scope.$current.withValue(scope) { try body(scope) }
+      // Inside a shared instance's factory, the new scope (not the factory's owner) is current.
+      let context = ThreadContext.current
+      let outerOwner = context.ambientOwner
+      context.ambientOwner = nil
+      defer { context.ambientOwner = outerOwner }
+      result = try Scope.$ambient.withValue(scope) { try body(scope) }
     } catch {
       try? scope.close()
       throw error
@@ -70,7 +85,7 @@ extension Scope {
     let scope = try makeScope(tag, name: name)
     let result: Result
     do {
-      result = try await Scope.$current.withValue(scope) { try await body(scope) }
+      result = try await Scope.$ambient.withValue(scope) { try await body(scope) }
     } catch {
       try? await scope.close()
       throw error
