@@ -81,7 +81,7 @@ public struct ResolutionError: Error, CustomStringConvertible {
   /// The error a factory, hook or disposer threw, if that is what happened.
   public let underlying: (any Error)?
   /// For ``Code/disposalFailed``: every disposer error, in the order they happened.
-  public let disposalErrors: [any Error]
+  public internal(set) var disposalErrors: [any Error]
 
   var rawPath: [ServiceKey]
   let hintSource: HintSource?

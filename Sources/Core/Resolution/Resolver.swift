@@ -118,7 +118,7 @@ struct Found {
   /// Whether the scope holding the registration has started closing: its instances are, or are
   /// about to be, disposed, so nothing more is resolved through it.
   @inlinable @inline(__always)
-  var isOwnerClosed: Bool { owner._withUnsafeGuaranteedRef { $0.closing.load(ordering: .relaxed) } }
+  var isOwnerClosed: Bool { owner._withUnsafeGuaranteedRef { $0.isClosing } }
 
   @usableFromInline
   func closedError() -> ResolutionError {

@@ -36,8 +36,9 @@ extension Scope {
   ///   - name: An optional label for messages.
   ///   - body: Runs with the new scope, which is also ``current``.
   /// - Returns: What `body` returns.
-  /// - Throws: What `body` throws (which wins over a disposal error); otherwise a
-  ///   ``ResolutionError`` from making or closing the scope.
+  /// - Throws: What `body` throws, unchanged if the scope then closes cleanly, or wrapped in a
+  ///   ``ScopeExitError`` with the disposer errors if it does not; otherwise a ``ResolutionError``
+  ///   from making or closing the scope.
   public final func withScope<Result>(
     _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
   ) throws -> Result {
@@ -51,8 +52,7 @@ extension Scope {
       defer { context.ambientOwner = outerOwner }
       result = try Scope.$ambient.withValue(scope) { try body(scope) }
     } catch {
-      try? scope.close()
-      throw error
+      throw ScopeExitError.closing(scope, after: error)
     }
     try scope.close()
     return result
@@ -75,9 +75,13 @@ extension Scope {
   ///   - name: An optional label for messages.
   ///   - isolation: The caller's actor, inherited so that `body` runs where the caller does.
   ///   - body: Runs with the new scope, which is also ``current``.
+  /// The close is not cut short when the calling task is cancelled (a client that went away):
+  /// asynchronous disposers run to their end; see ``Scope/close()-70h7``.
+  ///
   /// - Returns: What `body` returns.
-  /// - Throws: What `body` throws (which wins over a disposal error); otherwise a
-  ///   ``ResolutionError`` from making or closing the scope.
+  /// - Throws: What `body` throws, unchanged if the scope then closes cleanly, or wrapped in a
+  ///   ``ScopeExitError`` with the disposer errors if it does not; otherwise a ``ResolutionError``
+  ///   from making or closing the scope.
   public final func withScope<Result>(
     _ tag: ScopeTag, name: String? = nil, isolation: isolated (any Actor)? = #isolation,
     _ body: (Scope) async throws -> Result
@@ -87,10 +91,9 @@ extension Scope {
     do {
       result = try await Scope.$ambient.withValue(scope) { try await body(scope) }
     } catch {
-      try? await scope.close()
-      throw error
+      throw await ScopeExitError.awaitingClose(of: scope, after: error)
     }
-    try await scope.close()
+    try await scope.closeAwaitingDisposers()
     return result
   }
 }

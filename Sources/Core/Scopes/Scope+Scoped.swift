@@ -274,7 +274,9 @@ extension Scope {
     ensureLinked()
       && withState { state in
         ownsSomething.store(true, ordering: .sequentiallyConsistent)
-        guard !closing.load(ordering: .sequentiallyConsistent), !isClosed else { return false }
+        guard lifecycle.load(ordering: .sequentiallyConsistent) == ScopeLifecycle.open, !isClosed else {
+          return false
+        }
         state.disposals.append(disposal)
         return true
       }
@@ -285,7 +287,7 @@ extension Scope {
   final func closedWhileCreating(_ key: ServiceKey, disposal: Disposal?) -> ResolutionError {
     ResolutionError(
       code: .scopeClosed, key: key, registeredAt: nil,
-      disposalErrors: disposal.map { Scope.runSync([$0]) } ?? [],
+      disposalErrors: disposal.map { Scope.disposeNow($0) } ?? [],
       hintSource: .text("\(chainDescription) closed while `\(key)` was being created; it was disposed"))
   }
 

@@ -148,3 +148,39 @@ func onThread<Value: Sendable>(
   }
   return result.value
 }
+
+/// A disposable whose disposal is slow, to keep a close running while another one arrives.
+final class SlowResource: Disposable, Sendable {
+  let label: String
+  private let log: Collector<String>
+  private let started: Flag?
+
+  init(_ label: String, log: Collector<String>, started: Flag? = nil) {
+    self.label = label
+    self.log = log
+    self.started = started
+  }
+
+  func dispose() throws {
+    started?.raise()
+    pause(microseconds: 30_000)
+    log.append(label)
+  }
+}
+
+/// An asynchronous disposer that does cancellation-aware work, as a rollback call would.
+final class RollbackResource: AsyncDisposable, Sendable {
+  private let completed: Flag
+
+  init(completed: Flag) {
+    self.completed = completed
+  }
+
+  func dispose() async throws {
+    try await Task.sleep(for: .milliseconds(2))
+    completed.raise()
+  }
+}
+
+/// A marker error thrown by a request handler.
+struct HandlerFailure: Error {}
