@@ -68,7 +68,7 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
     #expect(Scope.current == nil)
   }
 
-  @Test func theBodysErrorWinsOverADisposalError() throws {
+  @Test func theBodysErrorTravelsWithTheDisposalErrorItCaused() throws {
     let container = try Container { registry in
       registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in
         ScopeTestResource("failing", fails: true)
@@ -76,12 +76,14 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
     }
     let resource = ScopeTestBox<ScopeTestResource>()
 
-    #expect(throws: AmbientTestBodyFailure.self) {
+    let error = try #require(throws: ScopeExitError.self) {
       try container.withScope(.request) { scope in
         resource.value = try scope.resolve(ScopeTestResource.self)
         throw AmbientTestBodyFailure()
       }
     }
+    #expect(error.bodyError is AmbientTestBodyFailure)
+    #expect(error.disposalErrors.count == 1)
     #expect(resource.value?.disposeCount == 1)
   }
 

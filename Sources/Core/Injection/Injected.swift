@@ -1,7 +1,8 @@
 import Synchronization
 
-/// A property resolved on first access, then kept: from an explicit scope, or from
-/// ``Scope/current`` at the time of that first access.
+/// A property resolved on first access, then kept: from an explicit scope, or from the
+/// ``Scope/current`` scope of the moment its holder was created (or, if none was current then,
+/// of its first access).
 ///
 /// ```swift
 /// final class ProfileController {
@@ -18,6 +19,12 @@ import Synchronization
 /// A value passed to the initializer wins over injection, which is handy in tests:
 /// `@Injected var clock: Clock = FixedClock()`.
 ///
+/// The scope an `@Injected` property resolves from is fixed when its holder is created, so a
+/// singleton (made while its container is current) can never pick up the request scope of the
+/// code that first reads the property: it gets ``ResolutionError/Code/noMatchingScope`` for a
+/// request-scoped service instead of one request's instance. The property does not keep that
+/// scope alive; read after the scope was freed, it throws ``ResolutionError/Code/scopeClosed``.
+///
 /// Reading the plain property cannot throw, because Swift does not let property wrappers throw;
 /// if resolving fails, it stops the program with the message the ``ResolutionError`` carries.
 /// This is the one place Strata traps. Use the projected value (`try $repository.resolve()`) to
@@ -26,9 +33,10 @@ import Synchronization
 public struct Injected<Value>: Sendable {
   private let storage: InjectionStorage<Value>
 
-  /// Resolves from ``Scope/current`` on first access.
+  /// Resolves on first access from the scope current now, or, if none is, from the scope current
+  /// at that first access.
   public init() {
-    storage = InjectionStorage(scope: nil) { try $0.resolve(Value.self) }
+    storage = InjectionStorage(scope: Scope.current) { try $0.resolve(Value.self) }
   }
 
   /// Resolves from `scope` on first access.
@@ -38,13 +46,14 @@ public struct Injected<Value>: Sendable {
     storage = InjectionStorage(scope: scope) { try $0.resolve(Value.self) }
   }
 
-  /// Resolves the registration named `name`, from `scope` or, if `nil`, from ``Scope/current``.
+  /// Resolves the registration named `name`, from `scope` or, if `nil`, from the current scope
+  /// (as ``init()`` picks it).
   ///
   /// - Parameters:
   ///   - name: The name the service was registered with.
   ///   - scope: The scope to resolve from; `nil` for the current scope.
   public init<Name: Hashable & Sendable>(name: Name?, from scope: Scope? = nil) {
-    storage = InjectionStorage(scope: scope) { try $0.resolve(Value.self, name: name) }
+    storage = InjectionStorage(scope: scope ?? Scope.current) { try $0.resolve(Value.self, name: name) }
   }
 
   /// Uses `wrappedValue` and never resolves.
@@ -99,7 +108,10 @@ public struct Injection<Value>: Sendable {
 /// `@unchecked Sendable`: `cached` is written once under `creation` before `resolved` is set
 /// (release), and read after `resolved` is seen (acquire), as in ``Lazy``.
 final class InjectionStorage<Value>: @unchecked Sendable {
-  private let scope: Scope?
+  /// Weak, so that an instance holding the property does not keep its own scope alive.
+  private weak let scope: Scope?
+  /// Whether a scope was given (or current) at creation; if it is gone, reading fails.
+  private let hadScope: Bool
   private let make: (@Sendable (Scope) throws -> Value)?
   private let creation = CreationGuard()
   private let resolved = Atomic<Bool>(false)
@@ -107,11 +119,13 @@ final class InjectionStorage<Value>: @unchecked Sendable {
 
   init(scope: Scope?, make: @escaping @Sendable (Scope) throws -> Value) {
     self.scope = scope
+    self.hadScope = scope != nil
     self.make = make
   }
 
   init(value: Value) {
     self.scope = nil
+    self.hadScope = false
     self.make = nil
     self.cached = value
     resolved.store(true, ordering: .releasing)
@@ -124,6 +138,7 @@ final class InjectionStorage<Value>: @unchecked Sendable {
     let key = ServiceKey(Value.self, name: nil)
     return try creation.withCreationLock(for: key) {
       if resolved.load(ordering: .acquiring), let cached { return cached }
+      if hadScope && scope == nil { throw ResolutionError.scopeGone(key, holder: "Injected") }
       guard let make, let scope = scope ?? Scope.current else {
         throw ResolutionError(
           code: .noMatchingScope, key: ServiceKey(Value.self, name: nil), registeredAt: nil,

@@ -37,9 +37,15 @@ class AnyRegistration: @unchecked Sendable {
     self.dependencies = dependencies
   }
 
-  /// The error for a resolve that nested too deep through this registration: a cycle.
+  /// Throws `depthLimitExceeded` if a resolve `depth` levels deep may not run this registration's
+  /// factory: too many levels, or too little stack left on this thread. (The error reads as a
+  /// `cycle` once its path shows a key twice.)
   @usableFromInline
-  final func cycleError() -> ResolutionError { .cycle(at: key) }
+  final func checkDepth(_ depth: Int) throws {
+    if depth >= Resolver.maximumDepth || ThreadContext.current.isStackNearlyExhausted() {
+      throw ResolutionError.tooDeep(at: key, depth: depth)
+    }
+  }
 
   /// Makes an eager singleton's instance now. Overridden by ``Registration``.
   func createEagerly(in scope: Scope) throws {}

@@ -102,7 +102,11 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
 
   @inlinable @inline(__always)
   final func construct(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
-    guard resolver.depth < Resolver.maximumDepth else { throw cycleError() }
+    // Every 8th level, and the first level of every top-level resolve (which may itself run
+    // inside a factory, through a captured scope), checks that the stack has room left.
+    if resolver.depth & 7 == 1 || resolver.depth >= Resolver.maximumDepth {
+      try checkDepth(resolver.depth)
+    }
     do {
       return try factory(resolver, repeat each arguments)
     } catch {
@@ -110,12 +114,18 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     }
   }
 
+  /// Runs the activation hook. If it throws, nobody will receive `instance`, so it is disposed
+  /// here (its disposer's errors travel with the hook's error).
   @usableFromInline
   final func activate(_ instance: Service, _ resolver: borrowing Resolver) throws {
     do {
       try activation?(resolver, instance)
     } catch {
-      throw ResolutionError.propagating(error, through: self, activating: true)
+      var failure = ResolutionError.propagating(error, through: self, activating: true)
+      if let disposal = Disposal.of(instance, key: key) {
+        failure.disposalErrors += Scope.disposeNow(disposal)
+      }
+      throw failure
     }
   }
 
@@ -292,6 +302,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     try (creation ?? CreationGuard()).withCreationLock(for: key) {  // always present for `weak`
       if let existing = weakInstance as? Service { return existing }
       let instance = try make(resolver, repeat each arguments)
+      guard Swift.type(of: instance as Any) is AnyObject.Type else { throw weakValueError(instance) }
       weakInstance = instance as AnyObject
       return instance
     }
@@ -324,6 +335,16 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
         throw error
       }
     }
+  }
+
+  /// The error for a `weak` registration whose factory made a value: a value cannot be shared
+  /// through a weak reference (it would silently be made anew on every resolve).
+  private func weakValueError(_ instance: Service) -> ResolutionError {
+    ResolutionError(
+      code: .invalidRegistration, key: key, registeredAt: location,
+      hintSource: .text(
+        "a weak registration must make class instances, but it made a `\(Swift.type(of: instance))`, "
+          + "a value; register it as transient, singleton or scoped"))
   }
 
   /// This registration typed as one without runtime arguments, if it takes none.

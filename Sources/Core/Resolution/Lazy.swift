@@ -125,26 +125,24 @@ extension Provider: ImplicitDependency {
   }
 }
 
-/// How many `Lazy` and `Provider` resolves are nested on the calling thread.
+/// How many `Lazy`, `Provider` and `@Injected` resolves are nested on the calling thread.
 ///
-/// Each of them starts a fresh top-level resolve, so the depth limit of one resolve cannot see a
-/// cycle that runs through them (`A` → `B` → `Lazy<A>.value` → `A` → …); this per-thread count
-/// does, and turns what would be a stack overflow into a `cycle` error.
+/// Each of them starts a fresh top-level resolve, so the depth of one resolve cannot see a cycle
+/// that runs through them (`A` → `B` → `Lazy<A>.value` → `A` → …); this per-thread count, and the
+/// stack check every top-level resolve makes, turn what would be a stack overflow into an error,
+/// which reads as a `cycle` when its path repeats a key.
 enum ResolutionNesting {
   /// Nested lazy resolves allowed on one thread.
-  static var limit: Int { 32 }
-
-  private static let slot: pthread_key_t = {
-    var key = pthread_key_t()
-    pthread_key_create(&key, nil)
-    return key
-  }()
+  static var limit: Int { 256 }
 
   static func nest<Result>(_ key: ServiceKey, _ body: () throws -> Result) throws -> Result {
-    let depth = Int(bitPattern: pthread_getspecific(slot))
-    guard depth < limit else { throw ResolutionError.cycle(at: key) }
-    pthread_setspecific(slot, UnsafeRawPointer(bitPattern: depth + 1))
-    defer { pthread_setspecific(slot, UnsafeRawPointer(bitPattern: depth)) }
+    let context = ThreadContext.current
+    let depth = context.lazyNesting
+    guard depth < limit, !context.isStackNearlyExhausted() else {
+      throw ResolutionError.tooDeep(at: key, depth: depth)
+    }
+    context.lazyNesting = depth + 1
+    defer { context.lazyNesting = depth }
     return try body()
   }
 }

@@ -31,6 +31,9 @@ public struct ResolutionError: Error, CustomStringConvertible {
     public static let notRegistered = Code("notRegistered")
     /// The resolution reached a service it was already building.
     public static let cycle = Code("cycle")
+    /// The resolution nested deeper than Strata allows, or than the thread's stack has room for,
+    /// without repeating a service (a repeat is a ``cycle``).
+    public static let depthLimitExceeded = Code("depthLimitExceeded")
     /// A factory threw; ``ResolutionError/underlying`` holds its error.
     public static let factoryFailed = Code("factoryFailed")
     /// An activation hook (``RegistrationHandle/onActivated(_:)``) threw.
@@ -54,7 +57,14 @@ public struct ResolutionError: Error, CustomStringConvertible {
   }
 
   /// What kind of failure this is.
-  public let code: Code
+  public var code: Code {
+    // Recursion stopped by the depth or stack check is a cycle if its path shows one.
+    guard rawCode == .depthLimitExceeded, ResolutionError.firstRepeat(in: rawPath) != nil else {
+      return rawCode
+    }
+    return .cycle
+  }
+  let rawCode: Code
   /// The key the failure is about: the missing service, the failing factory's service, the
   /// service that closed a cycle.
   public var key: ServiceKey {
@@ -71,7 +81,7 @@ public struct ResolutionError: Error, CustomStringConvertible {
   /// The error a factory, hook or disposer threw, if that is what happened.
   public let underlying: (any Error)?
   /// For ``Code/disposalFailed``: every disposer error, in the order they happened.
-  public let disposalErrors: [any Error]
+  public internal(set) var disposalErrors: [any Error]
 
   var rawPath: [ServiceKey]
   let hintSource: HintSource?
@@ -89,7 +99,7 @@ public struct ResolutionError: Error, CustomStringConvertible {
     code: Code, key: ServiceKey, registeredAt: SourceLocation?, underlying: (any Error)? = nil,
     disposalErrors: [any Error] = [], hintSource: HintSource? = nil, insideFactory: Bool = false
   ) {
-    self.code = code
+    self.rawCode = code
     self.rawKey = key
     self.rawPath = insideFactory ? [] : [key]
     self.registeredAt = registeredAt
@@ -100,7 +110,8 @@ public struct ResolutionError: Error, CustomStringConvertible {
 
   /// How to fix it, when Strata can tell.
   public var hint: String? {
-    switch hintSource {
+    if rawCode != code { return ResolutionError.cycleHint }
+    return switch hintSource {
     case .text(let text): text
     case .candidates(let key, let registries): Hints.forMissing(key, in: registries)
     case nil: nil
@@ -154,17 +165,31 @@ public struct ResolutionError: Error, CustomStringConvertible {
 
   /// The path with a cycle shown once: `App → A → B → A`, however deep the recursion went.
   private var trimmedPath: [ServiceKey] {
-    guard code == .cycle, rawPath.count > 1 else { return rawPath }
-    for (index, key) in rawPath.enumerated() {
-      if let repeatAt = rawPath[(index + 1)...].firstIndex(of: key) {
-        return Array(rawPath[...repeatAt])
-      }
-    }
-    return rawPath
+    guard code == .cycle, let repeatAt = ResolutionError.firstRepeat(in: rawPath) else { return rawPath }
+    return Array(rawPath[...repeatAt])
+  }
+
+  /// The index of the first key of `path` that an earlier key repeats, in linear time.
+  static func firstRepeat(in path: [ServiceKey]) -> Int? {
+    guard path.count > 1 else { return nil }
+    // The earliest closing repeat: the smallest index whose key appeared before it.
+    var seen = Set<ServiceKey>()
+    for (index, key) in path.enumerated() where !seen.insert(key).inserted { return index }
+    return nil
   }
 }
 
 extension ResolutionError {
+  /// Recursion stopped at `key`, `depth` levels deep, before it could overflow the stack.
+  static func tooDeep(at key: ServiceKey, depth: Int) -> ResolutionError {
+    ResolutionError(
+      code: .depthLimitExceeded, key: key, registeredAt: nil,
+      hintSource: .text(
+        "resolves nested \(depth) levels deep here without repeating a service, and the thread's "
+          + "stack (or Strata's limit of \(Resolver.maximumDepth)) has no room for more; shorten the "
+          + "chain, defer part of it with Lazy or Provider, or resolve on a thread with a larger stack"))
+  }
+
   /// A cycle detected at `key`.
   static func cycle(at key: ServiceKey, acrossThreads: Bool = false) -> ResolutionError {
     ResolutionError(
@@ -173,8 +198,12 @@ extension ResolutionError {
         acrossThreads
           ? "`\(key)` is being created by another thread that is waiting for a service this thread "
             + "is creating; break the cycle with Lazy, Provider or an onActivated hook"
-          : "break the cycle: inject one side as Lazy or Provider, or set it in an onActivated hook "
-            + "of a graph, singleton or scoped registration"))
+          : cycleHint))
+  }
+
+  static var cycleHint: String {
+    "break the cycle: inject one side as Lazy or Provider, or set it in an onActivated hook of a "
+      + "graph, singleton or scoped registration"
   }
 
   /// A ``Lazy`` or ``Provider`` (`holder`) used after the scope it resolves from was freed.

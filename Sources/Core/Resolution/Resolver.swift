@@ -19,8 +19,9 @@ import Synchronization
 /// it was passed to: it is non-copyable and only ever lent (`borrowing`), so the compiler rejects
 /// storing it or capturing it in an escaping closure.
 public struct Resolver: ~Copyable {
-  /// How deep resolves may nest before Strata reports a cycle.
-  @usableFromInline static var maximumDepth: Int { 128 }
+  /// How deep resolves may nest within one top-level resolve before Strata stops them; a thread
+  /// whose stack runs low stops them sooner.
+  @usableFromInline static var maximumDepth: Int { 4096 }
 
   /// The scope the resolve runs in. Unretained: the resolver never outlives the call that lends it,
   /// and that call's caller holds the scope (or a descendant, which holds its ancestors).
@@ -56,9 +57,25 @@ public struct Resolver: ~Copyable {
 
 extension Scope {
   /// Runs `body` with a top-level resolver for this scope: depth 0 and a fresh `graph` cache.
+  ///
+  /// With a `captor` (a shared registration whose instance this scope will own), ``Scope/current``
+  /// reads this scope while `body` runs, so that the factory cannot reach a shorter-lived scope
+  /// through it.
   @inlinable @inline(__always)
   final func withResolver<Result>(
     depth: Int = 0, captor: AnyRegistration? = nil, _ body: (borrowing Resolver) throws -> Result
+  ) rethrows -> Result {
+    guard captor != nil else { return try withFreshResolver(depth: depth, captor: nil, body) }
+    let context = ThreadContext.current
+    let outerOwner = context.ambientOwner
+    context.ambientOwner = Unmanaged.passUnretained(self)
+    defer { context.ambientOwner = outerOwner }
+    return try withFreshResolver(depth: depth, captor: captor, body)
+  }
+
+  @inlinable @inline(__always)
+  final func withFreshResolver<Result>(
+    depth: Int, captor: AnyRegistration?, _ body: (borrowing Resolver) throws -> Result
   ) rethrows -> Result {
     var graph: Unmanaged<GraphCache>? = nil
     defer { if let graph { graph.release() } }
@@ -101,7 +118,7 @@ struct Found {
   /// Whether the scope holding the registration has started closing: its instances are, or are
   /// about to be, disposed, so nothing more is resolved through it.
   @inlinable @inline(__always)
-  var isOwnerClosed: Bool { owner._withUnsafeGuaranteedRef { $0.closing.load(ordering: .relaxed) } }
+  var isOwnerClosed: Bool { owner._withUnsafeGuaranteedRef { $0.isClosing } }
 
   @usableFromInline
   func closedError() -> ResolutionError {

@@ -32,9 +32,14 @@ public final class Container: Scope, @unchecked Sendable {
   ///
   /// - Parameter build: Receives a ``Registrar`` to register with.
   /// - Throws: What `build` throws, a ``ResolutionError`` for an invalid registration, or the
-  ///   error of an eager singleton's factory.
+  ///   error of an eager singleton's factory. The eager singletons made before it are disposed
+  ///   first; if one of their disposers fails too, the error is a ``ScopeExitError``.
   public convenience init(_ build: (Registrar) throws -> Void) throws {
     self.init()
-    try register(build)
+    do {
+      try register(build)
+    } catch {
+      throw ScopeExitError.closing(self, after: error)
+    }
   }
 }

@@ -8,9 +8,19 @@ extension Scope {
   /// }
   /// ```
   ///
-  /// `@Injected` properties read it on first access. It is the only ambient state Strata has;
+  /// While the factory of a shared instance (a singleton, a weak or a scoped instance) runs, it is
+  /// the scope that will own that instance, whatever scope the caller had made current: a
+  /// longer-lived instance must not find a shorter-lived scope through it. `@Injected` properties
+  /// without an explicit scope use the scope that was current when their holder was created (or,
+  /// if none was, the one current at their first access). It is the only ambient state Strata has;
   /// there is no global container.
-  @TaskLocal public static var current: Scope?
+  public static var current: Scope? {
+    if let owner = ThreadContext.current.ambientOwner { return owner.takeUnretainedValue() }
+    return ambient
+  }
+
+  /// The scope made current by `withScope`, inherited by child tasks.
+  @TaskLocal static var ambient: Scope?
 
   /// Creates a child scope, makes it ``current`` while `body` runs, and closes it when `body`
   /// returns or throws.
@@ -26,18 +36,23 @@ extension Scope {
   ///   - name: An optional label for messages.
   ///   - body: Runs with the new scope, which is also ``current``.
   /// - Returns: What `body` returns.
-  /// - Throws: What `body` throws (which wins over a disposal error); otherwise a
-  ///   ``ResolutionError`` from making or closing the scope.
+  /// - Throws: What `body` throws, unchanged if the scope then closes cleanly, or wrapped in a
+  ///   ``ScopeExitError`` with the disposer errors if it does not; otherwise a ``ResolutionError``
+  ///   from making or closing the scope.
   public final func withScope<Result>(
     _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
   ) throws -> Result {
     let scope = try makeScope(tag, name: name)
     let result: Result
     do {
-      result = try Scope.$current.withValue(scope) { try body(scope) }
+      // Inside a shared instance's factory, the new scope (not the factory's owner) is current.
+      let context = ThreadContext.current
+      let outerOwner = context.ambientOwner
+      context.ambientOwner = nil
+      defer { context.ambientOwner = outerOwner }
+      result = try Scope.$ambient.withValue(scope) { try body(scope) }
     } catch {
-      try? scope.close()
-      throw error
+      throw ScopeExitError.closing(scope, after: error)
     }
     try scope.close()
     return result
@@ -60,9 +75,13 @@ extension Scope {
   ///   - name: An optional label for messages.
   ///   - isolation: The caller's actor, inherited so that `body` runs where the caller does.
   ///   - body: Runs with the new scope, which is also ``current``.
+  /// The close is not cut short when the calling task is cancelled (a client that went away):
+  /// asynchronous disposers run to their end; see ``Scope/close()-70h7``.
+  ///
   /// - Returns: What `body` returns.
-  /// - Throws: What `body` throws (which wins over a disposal error); otherwise a
-  ///   ``ResolutionError`` from making or closing the scope.
+  /// - Throws: What `body` throws, unchanged if the scope then closes cleanly, or wrapped in a
+  ///   ``ScopeExitError`` with the disposer errors if it does not; otherwise a ``ResolutionError``
+  ///   from making or closing the scope.
   public final func withScope<Result>(
     _ tag: ScopeTag, name: String? = nil, isolation: isolated (any Actor)? = #isolation,
     _ body: (Scope) async throws -> Result
@@ -70,12 +89,11 @@ extension Scope {
     let scope = try makeScope(tag, name: name)
     let result: Result
     do {
-      result = try await Scope.$current.withValue(scope) { try await body(scope) }
+      result = try await Scope.$ambient.withValue(scope) { try await body(scope) }
     } catch {
-      try? await scope.close()
-      throw error
+      throw await ScopeExitError.awaitingClose(of: scope, after: error)
     }
-    try await scope.close()
+    try await scope.closeAwaitingDisposers()
     return result
   }
 }

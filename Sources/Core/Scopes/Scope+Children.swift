@@ -57,8 +57,8 @@ extension Scope {
     do {
       try child.register(build)
     } catch {
-      try? child.close()
-      throw error
+      // Eager singletons made before the failure are disposed; their errors travel with it.
+      throw ScopeExitError.closing(child, after: error)
     }
     return child
   }
@@ -69,14 +69,16 @@ extension Scope {
   ///
   /// - Returns: `false` if this scope or an ancestor is closing: nothing may be added to it.
   func ensureLinked() -> Bool {
-    guard let parent else { return !closing.load(ordering: .acquiring) }
+    guard let parent else { return !isClosing }
     guard parent.ensureLinked() else { return false }
     return parent.withState { state in
       parent.ownsSomething.store(true, ordering: .sequentiallyConsistent)
-      guard !parent.closing.load(ordering: .sequentiallyConsistent) else { return false }
+      guard parent.lifecycle.load(ordering: .sequentiallyConsistent) == ScopeLifecycle.open else {
+        return false
+      }
       guard !isLinked else { return true }
       wantsLink.store(true, ordering: .sequentiallyConsistent)
-      guard !closing.load(ordering: .sequentiallyConsistent) else { return false }
+      guard lifecycle.load(ordering: .sequentiallyConsistent) == ScopeLifecycle.open else { return false }
       let linked = Unmanaged.passRetained(self)  // the list's retain
       if let first = state.firstChild {
         first._withUnsafeGuaranteedRef { $0.previousSibling = linked }

@@ -11,7 +11,10 @@ extension Scope {
   ///
   /// After `close()` begins, resolving from the scope or making a child of it throws
   /// ``ResolutionError/Code/scopeClosed``. A resolve racing with the close either returns an
-  /// instance that the close then disposes, or throws that error. Closing twice does nothing.
+  /// instance that the close then disposes, or throws that error. A second `close()` — on another
+  /// thread, or from a parent closing its children — waits until the first has disposed
+  /// everything, and reports nothing (the first reports the errors); a disposer that closes its
+  /// own scope returns at once.
   ///
   /// Asynchronous disposers (``AsyncDisposable``) cannot be awaited here: they run in a
   /// background task, and the close reports them as errors so you can switch to
@@ -20,8 +23,9 @@ extension Scope {
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
   ///   disposer error (``ResolutionError/disposalErrors``), after all disposers ran.
   public final func close() throws {
-    // A scope that never owned anything closes with one atomic exchange and two loads.
-    if closing.exchange(true, ordering: .sequentiallyConsistent) { return }
+    guard beginClosing() else { return waitUntilClosed() }
+    defer { lifecycle.store(ScopeLifecycle.closed, ordering: .releasing) }
+    // A scope that never owned anything closes with two atomic writes and two loads.
     if !ownsSomething.load(ordering: .sequentiallyConsistent)
       && !wantsLink.load(ordering: .sequentiallyConsistent)
     {
@@ -30,9 +34,18 @@ extension Scope {
     try finishClose()
   }
 
+  /// Moves the scope from open to closing; `false` if another close began first.
+  @inline(__always)
+  private func beginClosing() -> Bool {
+    lifecycle.compareExchange(
+      expected: ScopeLifecycle.open, desired: ScopeLifecycle.closing, ordering: .sequentiallyConsistent
+    ).exchanged
+  }
+
   /// The rest of ``close()-5plpz`` once `closing` is set: disposes what the scope owns.
   private func finishClose() throws {
     guard let disposals = takeOwned() else { return }
+    withState { $0.synchronousCloser = currentThreadID() }
     var errors = disposals.children.flatMap { child in
       Scope.collect { try child.close() }
     }
@@ -62,15 +75,31 @@ extension Scope {
   ///
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
   ///   disposer error, after all disposers ran.
+  ///
+  /// The caller's cancellation does not cut disposal short: when the calling task is cancelled, or
+  /// the scope owns asynchronous disposers, the disposers run in a task of their own (with the
+  /// caller's task-local values and priority), which nobody cancels.
   public final func close() async throws {
-    guard !closing.exchange(true, ordering: .sequentiallyConsistent), let disposals = takeOwned() else {
-      return
+    try await closeAwaitingDisposers()
+  }
+
+  /// ``close()-70h7`` under a name the synchronous overload cannot take.
+  func closeAwaitingDisposers() async throws {
+    guard beginClosing() else { return await waitUntilClosed() }
+    defer { lifecycle.store(ScopeLifecycle.closed, ordering: .releasing) }
+    guard let disposals = takeOwned() else { return }
+    let chain = ClosingChain(scope: self, next: Scope.closingChain)
+    let dispose = { @Sendable () async -> [any Error] in
+      await Scope.$closingChain.withValue(chain) {
+        var errors: [any Error] = []
+        for child in disposals.children {
+          do { try await child.closeAwaitingDisposers() } catch { errors += Scope.flatten(error) }
+        }
+        return errors + (await Scope.runAsync(disposals.own.reversed()))
+      }
     }
-    var errors: [any Error] = []
-    for child in disposals.children {
-      do { try await child.close() } catch { errors += Scope.flatten(error) }
-    }
-    errors += await Scope.runAsync(disposals.own.reversed())
+    let awaitsAnything = disposals.own.contains { if case .async = $0.action { true } else { false } }
+    let errors = Task.isCancelled || awaitsAnything ? await Task { await dispose() }.value : await dispose()
     detachFromParent()
     try throwIfFailed(errors)
   }
@@ -121,6 +150,14 @@ extension Scope {
   static func flatten(_ error: any Error) -> [any Error] {
     if let error = error as? ResolutionError, error.code == .disposalFailed { return error.disposalErrors }
     return [error]
+  }
+
+  /// Disposes an instance nobody will receive: synchronously, or, for an ``AsyncDisposable``, in a
+  /// background task (reported as ``AsyncDisposalRequired``, since its errors cannot be).
+  static func disposeNow(_ disposal: Disposal) -> [any Error] {
+    guard case .async = disposal.action else { return runSync([disposal]) }
+    Task { _ = await runAsync([disposal]) }
+    return [DisposalError(key: disposal.key, underlying: AsyncDisposalRequired())]
   }
 
   /// Runs synchronous disposers in the given order, collecting their errors.

@@ -167,26 +167,26 @@ extension Scope {
   /// Waits until `holder` stops creating the instance of `registration` (it published it or gave
   /// up).
   ///
-  /// - Throws: A `cycle` if `holder` waits, directly or through others, for the calling thread.
+  /// - Throws: A `cycle` if the creator waits, directly or through others, for the calling thread.
   @usableFromInline
   final func waitForScoped(_ registration: AnyRegistration, holder: UInt, thread: UInt) throws {
-    try WaitGraph.shared.beginWaiting(thread, for: holder, key: registration.key)
+    let target = ScopedCreation(scope: self, registration: registration.identity)
+    try WaitGraph.shared.beginWaiting(thread, for: target, key: registration.key)
     defer { WaitGraph.shared.endWaiting(thread) }
-    while isBeingCreated(registration, by: holder) { sched_yield() }
+    while creator(of: registration.identity) == holder { sched_yield() }
   }
 
-  private func isBeingCreated(_ registration: AnyRegistration, by holder: UInt) -> Bool {
-    let id = registration.identity
+  /// The thread creating the instance of the registration numbered `identity`; 0 if none is.
+  func creator(of identity: UInt) -> UInt {
     for index in 0..<Scope.inlineSlotCount {
       let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
-      if tag == id | InlineSlot.creating {
-        return inlineCreator(index) { $0.load(ordering: .acquiring) } == holder
+      if tag == identity | InlineSlot.creating {
+        return inlineCreator(index) { $0.load(ordering: .acquiring) }
       }
-      if tag == 0 { return false }
+      if tag == 0 { return 0 }
     }
-    let object = registration.identity
     return withStateIfMade { state in
-      state?.scoped.contains { $0.registration == object && $0.creator == holder } ?? false
+      state?.scoped.first { $0.registration == identity }?.creator ?? 0
     }
   }
 
@@ -274,7 +274,9 @@ extension Scope {
     ensureLinked()
       && withState { state in
         ownsSomething.store(true, ordering: .sequentiallyConsistent)
-        guard !closing.load(ordering: .sequentiallyConsistent), !isClosed else { return false }
+        guard lifecycle.load(ordering: .sequentiallyConsistent) == ScopeLifecycle.open, !isClosed else {
+          return false
+        }
         state.disposals.append(disposal)
         return true
       }
@@ -285,7 +287,7 @@ extension Scope {
   final func closedWhileCreating(_ key: ServiceKey, disposal: Disposal?) -> ResolutionError {
     ResolutionError(
       code: .scopeClosed, key: key, registeredAt: nil,
-      disposalErrors: disposal.map { Scope.runSync([$0]) } ?? [],
+      disposalErrors: disposal.map { Scope.disposeNow($0) } ?? [],
       hintSource: .text("\(chainDescription) closed while `\(key)` was being created; it was disposed"))
   }
 
@@ -341,6 +343,20 @@ extension Scope {
         "no `\(tag)` scope above \(chainDescription); resolve it from inside a \(tag) scope "
           + "(`container.makeScope(\(tag))`)"))
   }
+}
+
+/// A scoped instance being created in a scope: what a thread waits for when another one is
+/// creating it. Holds the scope only while the waiting thread, which holds it too, waits.
+final class ScopedCreation: WaitTarget {
+  let scope: Scope
+  let registration: UInt
+
+  init(scope: Scope, registration: UInt) {
+    self.scope = scope
+    self.registration = registration
+  }
+
+  var currentHolder: UInt { scope.creator(of: registration) }
 }
 
 extension [ScopedSlot] {

@@ -47,9 +47,10 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// This scope's current registry snapshot; `nil` while it has no registrations of its own.
   @usableFromInline let registry = Atomic<Unmanaged<Registry>?>(nil)
   private let stateLock = SpinLock()
-  /// Set when this scope starts closing; never cleared. A scope is closed when it or any ancestor
-  /// has this flag.
-  @usableFromInline let closing = Atomic<Bool>(false)
+  /// Where the scope is in its life: ``ScopeLifecycle/open``, then `closing` from the moment a
+  /// close begins, then `closed` once that close has disposed everything. Never goes back. A scope
+  /// is closed (resolves nothing) when it or any ancestor is past `open`.
+  @usableFromInline let lifecycle = Atomic<UInt8>(ScopeLifecycle.open)
   /// Set (sequentially consistent) before linking; read by `close` after it sets `closing`, so that
   /// of a link and a close racing, at least one sees the other.
   let wantsLink = Atomic<Bool>(false)
@@ -128,6 +129,10 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
 
   @usableFromInline static var inlineSlotCount: Int { 4 }
 
+  /// Whether this scope itself has begun closing (its ancestors are not consulted).
+  @inlinable @inline(__always)
+  final var isClosing: Bool { lifecycle.load(ordering: .acquiring) != ScopeLifecycle.open }
+
   /// Runs `body` on the tag of inline slot `index` (0 ..< `inlineSlotCount`).
   @inlinable @inline(__always)
   final func inlineTag<Result>(_ index: Int, _ body: (borrowing Atomic<UInt>) -> Result) -> Result {
@@ -170,7 +175,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   static func isClosed(_ scope: Unmanaged<Scope>) -> Bool {
     var current = scope
     while true {
-      if current._withUnsafeGuaranteedRef({ $0.closing.load(ordering: .acquiring) }) { return true }
+      if current._withUnsafeGuaranteedRef({ $0.isClosing }) { return true }
       guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return false }
       current = parent
     }
@@ -369,4 +374,7 @@ final class ScopeState {
   /// The newest of the linked child scopes, linked through their sibling links; the list holds a
   /// retain of each.
   var firstChild: Unmanaged<Scope>?
+  /// The thread running a synchronous close of this scope, once it disposes anything: a second
+  /// close on the same thread comes from one of its disposers and must not wait for it.
+  var synchronousCloser: UInt = 0
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Strata
 import Synchronization
 
@@ -67,3 +68,119 @@ final class WeakBox<Object: AnyObject>: @unchecked Sendable {
     self.object = object
   }
 }
+
+/// One link of a chain of distinct service types: `Link<Link<…<ChainEnd>>>`.
+final class Link<Inner>: Sendable {
+  let depth: Int
+
+  init(depth: Int) {
+    self.depth = depth
+  }
+}
+
+/// The innermost service of a chain of `Link`s.
+final class ChainEnd: Sendable {
+  init() {}
+}
+
+/// Registers `ChainEnd` and `length` links around it, each resolving the next inner one, and
+/// calls `body` with the outermost type. `closeWith` lets the innermost factory resolve something
+/// else (to close a cycle through `Lazy`, say); by default it makes a plain `ChainEnd`.
+func registerChain<Inner>(
+  into registry: Registrar, around inner: Inner.Type, length: Int, depth: Int = 1,
+  closeWith: @escaping @Sendable (borrowing Resolver, Any.Type) throws -> Void = { _, _ in },
+  _ body: (Any.Type) -> Void
+) {
+  registry.register(Link<Inner>.self) { resolver in
+    _ = try resolver.resolve(Inner.self)
+    return Link(depth: depth)
+  }
+  guard length > 1 else {
+    registry.register(ChainEnd.self) { resolver in
+      try closeWith(resolver, Link<Inner>.self)
+      return ChainEnd()
+    }
+    body(Link<Inner>.self)
+    return
+  }
+  registerChain(
+    into: registry, around: Link<Inner>.self, length: length - 1, depth: depth + 1,
+    closeWith: closeWith, body)
+}
+
+/// Resolves `type` from `scope`, opening the metatype.
+func resolveOpened(_ type: Any.Type, from scope: Scope) throws -> Any {
+  func open<Service>(_: Service.Type) throws -> Any { try scope.resolve(Service.self) }
+  return try _openExistential(type, do: open)
+}
+
+/// Reads a `Lazy` of `type` made by `resolver`: a resolve that runs as a fresh top-level one.
+func readLazy(of type: Any.Type, _ resolver: borrowing Resolver) throws {
+  let lazy = try lazyOpened(type, resolver)
+  _ = try lazy()
+}
+
+private func lazyOpened(_ type: Any.Type, _ resolver: borrowing Resolver) throws -> () throws -> Any {
+  func make<Service>(_: Service.Type) -> () throws -> Any {
+    let lazy = resolver.lazy(Service.self)
+    return { try lazy.value }
+  }
+  return _openExistential(type, do: make)
+}
+
+/// Runs `body` on a new thread with a `stackSize`-byte stack and returns its result, or `nil` if
+/// it did not finish within 60 s.
+func onThread<Value: Sendable>(
+  stackSize: Int, _ body: @escaping @Sendable () -> Value
+) async -> Value? {
+  let result = Slot<Value>()
+  let finished = Flag()
+  let thread = Thread {
+    result.value = body()
+    finished.raise()
+  }
+  thread.stackSize = stackSize
+  thread.start()
+  let deadline = ContinuousClock.now + .seconds(60)
+  while !finished.isRaised {
+    if ContinuousClock.now >= deadline { return nil }
+    try? await Task.sleep(for: .milliseconds(2))
+  }
+  return result.value
+}
+
+/// A disposable whose disposal is slow, to keep a close running while another one arrives.
+final class SlowResource: Disposable, Sendable {
+  let label: String
+  private let log: Collector<String>
+  private let started: Flag?
+
+  init(_ label: String, log: Collector<String>, started: Flag? = nil) {
+    self.label = label
+    self.log = log
+    self.started = started
+  }
+
+  func dispose() throws {
+    started?.raise()
+    pause(microseconds: 30_000)
+    log.append(label)
+  }
+}
+
+/// An asynchronous disposer that does cancellation-aware work, as a rollback call would.
+final class RollbackResource: AsyncDisposable, Sendable {
+  private let completed: Flag
+
+  init(completed: Flag) {
+    self.completed = completed
+  }
+
+  func dispose() async throws {
+    try await Task.sleep(for: .milliseconds(2))
+    completed.raise()
+  }
+}
+
+/// A marker error thrown by a request handler.
+struct HandlerFailure: Error {}

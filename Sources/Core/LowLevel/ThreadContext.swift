@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// What Strata remembers per thread while resolves run on it: how deep `Lazy`/`Provider` resolves
+/// nest, which scope a shared instance's factory runs for, and where this thread's stack ends.
+///
+/// Invariant: a context is reached only from its own thread (through ``current``), so its plain
+/// fields need no synchronization. It is made on a thread's first use and released by the
+/// pthread key's destructor when the thread exits.
+///
+/// `@unchecked Sendable`: see the invariant; no reference to a context leaves its thread.
+@usableFromInline
+final class ThreadContext: @unchecked Sendable {
+  /// How many `Lazy`/`Provider`/`@Injected` resolves enclose the running code on this thread.
+  var lazyNesting = 0
+  /// The scope whose shared instance (singleton, weak, scoped) is being made by the innermost
+  /// running factory, or `nil` when none is. Unretained: it is set only while that factory runs,
+  /// and the resolve running it holds the scope.
+  @usableFromInline var ambientOwner: Unmanaged<Scope>?
+  /// The lowest stack address a resolve may reach before it stops with an error, leaving room
+  /// for the error to unwind and for the caller's own code.
+  let stackFloor: UInt
+
+  private init() {
+    stackFloor = ThreadContext.measureStackFloor()
+  }
+
+  private static let key: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key) { context in
+      #if canImport(Darwin)
+        Unmanaged<ThreadContext>.fromOpaque(context).release()
+      #else
+        if let context { Unmanaged<ThreadContext>.fromOpaque(context).release() }
+      #endif
+    }
+    return key
+  }()
+
+  /// The calling thread's context, made on first use.
+  @usableFromInline static var current: ThreadContext {
+    if let existing = pthread_getspecific(key) {
+      return Unmanaged<ThreadContext>.fromOpaque(existing).takeUnretainedValue()
+    }
+    let context = ThreadContext()
+    pthread_setspecific(key, Unmanaged.passRetained(context).toOpaque())
+    return context
+  }
+
+  /// Whether the stack pointer of the caller is near this thread's stack end: deeper recursion
+  /// would overflow it.
+  @inline(__always)
+  func isStackNearlyExhausted() -> Bool {
+    var marker: UInt8 = 0
+    return withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) } < stackFloor
+  }
+
+  /// The room kept free below a resolve: an eighth of the stack, at least 64 KiB, at most 1 MiB.
+  static func reserve(forStackOfSize size: UInt) -> UInt {
+    min(max(size / 8, 64 * 1024), 1024 * 1024)
+  }
+
+  private static func measureStackFloor() -> UInt {
+    #if canImport(Darwin)
+      let thread = pthread_self()
+      let top = UInt(bitPattern: pthread_get_stackaddr_np(thread))
+      let size = UInt(pthread_get_stacksize_np(thread))
+      return top - size + reserve(forStackOfSize: size)
+    #else
+      // `pthread_getattr_np` is a GNU extension the Glibc module does not import; it is looked up
+      // by name and called through its C signature.
+      typealias GetAttributes =
+        @convention(c) (
+          pthread_t, UnsafeMutablePointer<pthread_attr_t>
+        ) -> Int32
+      guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_getattr_np") else {
+        return 0
+      }
+      let getAttributes = unsafeBitCast(symbol, to: GetAttributes.self)
+      var attributes = pthread_attr_t()
+      guard getAttributes(pthread_self(), &attributes) == 0 else { return 0 }
+      defer { pthread_attr_destroy(&attributes) }
+      var base: UnsafeMutableRawPointer?
+      var size = 0
+      guard pthread_attr_getstack(&attributes, &base, &size) == 0, let base else { return 0 }
+      return UInt(bitPattern: base) + reserve(forStackOfSize: UInt(size))
+    #endif
+  }
+}
