@@ -24,6 +24,8 @@ import Testing
     let seed = StressSeed.master()
     let replay = StressSeed.replay(seed, filter: "ChaosStressTests")
     let ledger = StressLedger()
+    let watchdog = StressWatchdog(seconds: 90, "the chaos run did not finish; \(replay)")
+    defer { watchdog.disarm() }
 
     let outcome = await Self.run(seed: seed, ledger: ledger)
     guard outcome.finished else {

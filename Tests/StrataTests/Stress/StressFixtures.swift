@@ -162,6 +162,26 @@ func stressRunThreads(
   return await stressWait(seconds: seconds) { finished.load(ordering: .sequentiallyConsistent) == count }
 }
 
+/// Ends the process, naming what hung, if it is not disarmed within `seconds`: the last resort
+/// against a deadlock that starves the cooperative thread pool, where no task (not even the test's
+/// own time-out) can run any more and the run would otherwise hang until CI's limit.
+final class StressWatchdog: Sendable {
+  private let disarmed = StressSignal()
+
+  init(seconds: Double, _ message: @autoclosure () -> String) {
+    let message = message()
+    let disarmed = self.disarmed
+    let thread = Thread {
+      if disarmed.wait(seconds: seconds) { return }
+      FileHandle.standardError.write(Data("\nDEADLOCK: \(message) (after \(seconds) s)\n".utf8))
+      abort()
+    }
+    thread.start()
+  }
+
+  func disarm() { disarmed.signal() }
+}
+
 /// Polls `condition` from a task until it holds or `seconds` pass; returns whether it held.
 func stressWait(seconds: Double, _ condition: () -> Bool) async -> Bool {
   let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
@@ -211,13 +231,15 @@ struct StressBodyFault: Error {}
 func stressExpectedErrorName(_ error: any Error) -> String? {
   if error is CancellationError { return "cancelled" }
   if error is StressBodyFault { return "bodyFault" }
-  guard let error = error as? ResolutionError else { return nil }
-  let disposalErrorsExpected = error.disposalErrors.allSatisfy { disposalError in
-    guard let disposalError = disposalError as? DisposalError else { return false }
-    return disposalError.underlying is StressDisposalFault
-      || disposalError.underlying is AsyncDisposalRequired
+  if let error = error as? ScopeExitError {
+    // A body's error, and the disposer errors of the close that followed it.
+    guard let body = stressExpectedErrorName(error.bodyError),
+      stressExpectedDisposalErrors(error.disposalErrors)
+    else { return nil }
+    return "scopeExit(\(body))"
   }
-  guard disposalErrorsExpected else { return nil }
+  guard let error = error as? ResolutionError else { return nil }
+  guard stressExpectedDisposalErrors(error.disposalErrors) else { return nil }
   switch error.code {
   case .scopeClosed:
     return "scopeClosed"
@@ -228,6 +250,15 @@ func stressExpectedErrorName(_ error: any Error) -> String? {
     return underlying is StressInjectedFault || underlying is CancellationError ? "factoryFailed" : nil
   default:
     return nil
+  }
+}
+
+/// Whether every one of `errors` is a disposer's injected fault, or an async disposer reported by
+/// a synchronous close.
+func stressExpectedDisposalErrors(_ errors: [any Error]) -> Bool {
+  errors.allSatisfy { error in
+    guard let error = error as? DisposalError else { return false }
+    return error.underlying is StressDisposalFault || error.underlying is AsyncDisposalRequired
   }
 }
 
@@ -323,9 +354,11 @@ final class StressCancellableDisposer: AsyncDisposable, Sendable {
   private let started = Atomic<Int>(0)
   private let completed = Atomic<Int>(0)
   private let fails: Bool
+  private let milliseconds: Int
 
-  init(fails: Bool = false) {
+  init(fails: Bool = false, milliseconds: Int = 1) {
     self.fails = fails
+    self.milliseconds = milliseconds
   }
 
   var startCount: Int { started.load(ordering: .sequentiallyConsistent) }
@@ -333,7 +366,7 @@ final class StressCancellableDisposer: AsyncDisposable, Sendable {
 
   func dispose() async throws {
     started.add(1, ordering: .sequentiallyConsistent)
-    try await Task.sleep(for: .milliseconds(1))
+    try await Task.sleep(for: .milliseconds(milliseconds))
     completed.add(1, ordering: .sequentiallyConsistent)
     if fails { throw StressDisposalFault(label: "cancellable") }
   }
