@@ -156,7 +156,6 @@ func stressRunThreads(
       body(index)
       if finished.add(1, ordering: .sequentiallyConsistent).newValue == count { done.signal() }
     }
-    thread.stackSize = 1 << 20
     thread.start()
   }
   return await stressWait(seconds: seconds) { finished.load(ordering: .sequentiallyConsistent) == count }
