@@ -50,6 +50,10 @@ class AnyRegistration: @unchecked Sendable {
   /// Makes an eager singleton's instance now. Overridden by ``Registration``.
   func createEagerly(in scope: Scope) throws {}
 
+  /// Drops a created singleton when the scope holding this registration closed. Overridden by
+  /// ``Registration``.
+  func releaseSharedInstance() {}
+
   var descriptor: RegistrationDescriptor {
     RegistrationDescriptor(
       key: key, lifetime: lifetime, registeredAt: location, dependencies: dependencies)

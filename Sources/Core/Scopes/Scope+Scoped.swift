@@ -58,8 +58,8 @@ enum ScopedSlotState {
 extension Scope {
   /// The published instance of `registration` in an inline slot: the lock-free fast path.
   ///
-  /// The returned reference is unretained; it stays valid while this scope lives, because inline
-  /// instances are released only in `deinit`.
+  /// The returned reference is unretained: call this inside ``readingCache(_:)`` and retain it
+  /// there, for a close releases inline instances once no reader is inside.
   @inlinable @inline(__always)
   final func readyInlineInstance(_ registration: AnyRegistration) -> Unmanaged<AnyObject>? {
     let ready = registration.identity | InlineSlot.ready
@@ -124,9 +124,14 @@ extension Scope {
         }
         guard tag & ~InlineSlot.stateMask == id else { break }  // another registration's slot
         if tag & InlineSlot.stateMask == InlineSlot.ready {
-          let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
-          guard let instance = UnsafeRawPointer(bitPattern: bits) else { break }
-          return .ready(Unmanaged<AnyObject>.fromOpaque(instance).takeUnretainedValue())
+          let ready = readingCache { () -> AnyObject? in
+            let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
+            return UnsafeRawPointer(bitPattern: bits).map {
+              Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue()
+            }
+          }
+          guard let ready else { throw closedError(registration.key) }
+          return .ready(ready)
         }
         let holder = inlineCreator(index) { $0.load(ordering: .acquiring) }
         if holder == thread {
