@@ -47,28 +47,38 @@ final class ThreadContext: @unchecked Sendable {
     return key
   }()
 
-  /// The calling thread's context, made on first use.
-  @usableFromInline static var current: ThreadContext {
-    if let existing = pthread_getspecific(key) {
-      return Unmanaged<ThreadContext>.fromOpaque(existing).takeUnretainedValue()
-    }
-    let context = ThreadContext()
-    pthread_setspecific(key, Unmanaged.passRetained(context).toOpaque())
+  /// The calling thread's context, made on first use. Unretained: the key's value holds it until
+  /// the thread exits, and only this thread reaches it.
+  @usableFromInline static var current: Unmanaged<ThreadContext> {
+    if let existing = pthread_getspecific(key) { return Unmanaged.fromOpaque(existing) }
+    let context = Unmanaged.passRetained(ThreadContext())
+    pthread_setspecific(key, context.toOpaque())
     return context
+  }
+
+  /// Runs `body` with the calling thread's context, touching no reference count.
+  @inlinable @inline(__always)
+  static func withCurrent<Result>(_ body: (ThreadContext) throws -> Result) rethrows -> Result {
+    try current._withUnsafeGuaranteedRef(body)
   }
 
   /// Whether the stack pointer of the caller is near this thread's stack end: deeper recursion
   /// would overflow it.
+  @inline(__always)
   func isStackNearlyExhausted() -> Bool {
     var marker: UInt8 = 0
-    var address = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
-    if !stackBounds.contains(address) {
-      // A local that is not on the stack: AddressSanitizer keeps locals in "fake" frames on the
-      // heap. Ask the processor's stack pointer instead (slower, and only ever needed there).
-      guard let stackPointer = ThreadContext.stackPointer() else { return false }
-      address = stackPointer
-    }
+    let address = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+    guard stackBounds.contains(address) else { return isStackPointerBelowFloor() }
     return address < stackFloor
+  }
+
+  /// ``isStackNearlyExhausted()`` for a local that is not on the stack: AddressSanitizer keeps
+  /// locals in "fake" frames on the heap. Asks the processor's stack pointer instead (slower, and
+  /// only ever needed there).
+  @inline(never)
+  private func isStackPointerBelowFloor() -> Bool {
+    guard let stackPointer = ThreadContext.stackPointer() else { return false }
+    return stackPointer < stackFloor
   }
 
   /// The room kept free below a resolve: an eighth of the stack, at least 64 KiB, at most 1 MiB.

@@ -42,7 +42,7 @@ class AnyRegistration: @unchecked Sendable {
   /// `cycle` once its path shows a key twice.)
   @usableFromInline
   final func checkDepth(_ depth: Int) throws {
-    if depth >= Resolver.maximumDepth || ThreadContext.current.isStackNearlyExhausted() {
+    if depth >= Resolver.maximumDepth || ThreadContext.withCurrent({ $0.isStackNearlyExhausted() }) {
       throw ResolutionError.tooDeep(at: key, depth: depth)
     }
   }

@@ -78,13 +78,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     guard kind == .scoped, let owner = Scope.owningScopeIfPresent(from: scope, tagID: scopeTagID) else {
       return nil
     }
-    return owner._withUnsafeGuaranteedRef { owner in
-      owner.readingCache {
-        owner.readyInlineInstance(self).map { stored in
-          stored._withUnsafeGuaranteedRef { Registration.unbox($0) }
-        }
-      }
-    }
+    return owner._withUnsafeGuaranteedRef { $0.readyInlineInstance(self, Registration.unbox) }
   }
 
   /// ``existingInstance(from:registeredIn:)`` of a registration found under this class's key.
@@ -225,14 +219,9 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   final func scoped(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
     // The owner is the resolving scope or one of its ancestors, all kept alive by the caller.
     let owner = try Scope.owningScope(from: resolver.scope, for: self, captor: resolver.captor)
-    let ready = owner._withUnsafeGuaranteedRef { owner in
-      owner.readingCache {
-        owner.readyInlineInstance(self).map { stored in
-          stored._withUnsafeGuaranteedRef { Registration.unbox($0) }
-        }
-      }
+    if let ready = owner._withUnsafeGuaranteedRef({ $0.readyInlineInstance(self, Registration.unbox) }) {
+      return ready
     }
-    if let ready { return ready }
     let thread = currentThreadID()
     // The common case, a first instance in a free inline slot, reserves it without a call.
     if let slot = owner._withUnsafeGuaranteedRef({ $0.reserveFreeInlineSlot(self, thread: thread) }) {

@@ -67,9 +67,9 @@ extension Scope {
   ) rethrows -> Result {
     guard captor != nil else { return try withFreshResolver(depth: depth, captor: nil, body) }
     let context = ThreadContext.current
-    let outerOwner = context.ambientOwner
-    context.ambientOwner = Unmanaged.passUnretained(self)
-    defer { context.ambientOwner = outerOwner }
+    let outerOwner = context._withUnsafeGuaranteedRef { $0.ambientOwner }
+    context._withUnsafeGuaranteedRef { $0.ambientOwner = Unmanaged.passUnretained(self) }
+    defer { context._withUnsafeGuaranteedRef { $0.ambientOwner = outerOwner } }
     return try withFreshResolver(depth: depth, captor: captor, body)
   }
 

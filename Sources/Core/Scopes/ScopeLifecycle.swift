@@ -108,21 +108,27 @@ extension Scope {
   /// someone still holds keeps nothing alive. Not for the root (see ``readingCache(_:)``).
   func releaseCachedInstances() {
     guard rootReference != nil else { return }
+    if registry.load(ordering: .acquiring) != nil { releaseOwnSingletons() }
     while cacheReaders.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
-    var released: [Unmanaged<AnyObject>] = []
     for index in 0..<Scope.inlineSlotCount {
       let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
-      if tag == 0 { break }
+      if tag == 0 { return }  // slots are taken in order, overflow only past them
       guard tag & InlineSlot.stateMask == InlineSlot.ready else { continue }
       // Readers are out and see `closing`; only `deinit` reads a ready slot's bits after this.
+      // No lock is held, so the instance's `deinit` may run here.
       let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
       inlineInstance(index) { $0.store(0, ordering: .releasing) }
-      if let instance = UnsafeRawPointer(bitPattern: bits) { released.append(.fromOpaque(instance)) }
+      if let instance = UnsafeRawPointer(bitPattern: bits) {
+        Unmanaged<AnyObject>.fromOpaque(instance).release()
+      }
     }
     var overflow: [ScopedSlot] = []
     withStateIfMade { state in if let state { swap(&overflow, &state.scoped) } }
-    for instance in released { instance.release() }
     overflow.removeAll()
+  }
+
+  /// The singletons of this scope's own registrations, released by ``releaseCachedInstances()``.
+  private func releaseOwnSingletons() {
     for registration in registry.load(ordering: .acquiring)?.takeUnretainedValue().registrations ?? [] {
       registration.releaseSharedInstance()
     }
