@@ -24,9 +24,9 @@ final class ThreadContext: @unchecked Sendable {
   @usableFromInline var ambientOwner: Unmanaged<Scope>?
   /// The lowest stack address a resolve may reach before it stops with an error, leaving room
   /// for the error to unwind and for the caller's own code; 0 if the stack is unknown.
-  let stackFloor: UInt
+  @usableFromInline let stackFloor: UInt
   /// The bounds of this thread's stack: an address outside them is not on it.
-  let stackBounds: Range<UInt>
+  @usableFromInline let stackBounds: Range<UInt>
 
   private init() {
     let bounds = ThreadContext.measureStack()
@@ -64,7 +64,7 @@ final class ThreadContext: @unchecked Sendable {
 
   /// Whether the stack pointer of the caller is near this thread's stack end: deeper recursion
   /// would overflow it.
-  @inline(__always)
+  @inlinable @inline(__always)
   func isStackNearlyExhausted() -> Bool {
     var marker: UInt8 = 0
     let address = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
@@ -75,8 +75,8 @@ final class ThreadContext: @unchecked Sendable {
   /// ``isStackNearlyExhausted()`` for a local that is not on the stack: AddressSanitizer keeps
   /// locals in "fake" frames on the heap. Asks the processor's stack pointer instead (slower, and
   /// only ever needed there).
-  @inline(never)
-  private func isStackPointerBelowFloor() -> Bool {
+  @usableFromInline @inline(never)
+  func isStackPointerBelowFloor() -> Bool {
     guard let stackPointer = ThreadContext.stackPointer() else { return false }
     return stackPointer < stackFloor
   }
