@@ -15,7 +15,7 @@ extension Scope {
   /// if none was, the one current at their first access). It is the only ambient state Strata has;
   /// there is no global container.
   public static var current: Scope? {
-    if let owner = ThreadContext.current.ambientOwner { return owner.takeUnretainedValue() }
+    if let owner = ThreadContext.withCurrent({ $0.ambientOwner }) { return owner.takeUnretainedValue() }
     return ambient
   }
 
@@ -39,6 +39,9 @@ extension Scope {
   /// - Throws: What `body` throws, unchanged if the scope then closes cleanly, or wrapped in a
   ///   ``ScopeExitError`` with the disposer errors if it does not; otherwise a ``ResolutionError``
   ///   from making or closing the scope.
+  // Disfavored: in async code, a body that never awaits must still get the asynchronous variant,
+  // whose close awaits asynchronous disposers and survives cancellation.
+  @_disfavoredOverload
   public final func withScope<Result>(
     _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
   ) throws -> Result {
@@ -46,7 +49,7 @@ extension Scope {
     let result: Result
     do {
       // Inside a shared instance's factory, the new scope (not the factory's owner) is current.
-      let context = ThreadContext.current
+      let context = ThreadContext.current.takeUnretainedValue()
       let outerOwner = context.ambientOwner
       context.ambientOwner = nil
       defer { context.ambientOwner = outerOwner }
@@ -133,6 +136,7 @@ public func withScope<Result>(
 /// ```
 ///
 /// - Throws: ``ResolutionError`` if no scope is current, or as ``Scope/withScope(_:name:_:)``.
+@_disfavoredOverload  // see `Scope.withScope(_:name:_:)`
 public func withScope<Result>(
   _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
 ) throws -> Result {

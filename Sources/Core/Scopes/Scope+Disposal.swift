@@ -22,9 +22,13 @@ extension Scope {
   ///
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
   ///   disposer error (``ResolutionError/disposalErrors``), after all disposers ran.
+  @_disfavoredOverload  // in async code, `close()` means the one that awaits disposers
   public final func close() throws {
     guard beginClosing() else { return waitUntilClosed() }
-    defer { lifecycle.store(ScopeLifecycle.closed, ordering: .releasing) }
+    defer {
+      releaseCachedInstances()
+      lifecycle.store(ScopeLifecycle.closed, ordering: .releasing)
+    }
     // A scope that never owned anything closes with two atomic writes and two loads.
     if !ownsSomething.load(ordering: .sequentiallyConsistent)
       && !wantsLink.load(ordering: .sequentiallyConsistent)
@@ -86,7 +90,10 @@ extension Scope {
   /// ``close()-70h7`` under a name the synchronous overload cannot take.
   func closeAwaitingDisposers() async throws {
     guard beginClosing() else { return await waitUntilClosed() }
-    defer { lifecycle.store(ScopeLifecycle.closed, ordering: .releasing) }
+    defer {
+      releaseCachedInstances()
+      lifecycle.store(ScopeLifecycle.closed, ordering: .releasing)
+    }
     guard let disposals = takeOwned() else { return }
     let chain = ClosingChain(scope: self, next: Scope.closingChain)
     let dispose = { @Sendable () async -> [any Error] in
