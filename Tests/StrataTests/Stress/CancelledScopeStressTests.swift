@@ -130,6 +130,44 @@ import Testing
     #expect(failures.isEmpty, "\(failures.count) failure(s): \(failures.prefix(5))")
   }
 
+  /// Cancelled tasks that `await close()` a scope whose close another task is running wait for it
+  /// without blocking their threads: eight of them (more than the cooperative pool has threads
+  /// on a small machine) must not starve the close they wait for. A deadlock here starves the
+  /// whole pool, so a watchdog thread ends the process instead of letting it hang.
+  @Test(.timeLimit(.minutes(1)))
+  func cancelledTasksWaitingForAnotherCloseDoNotStarveIt() async throws {
+    let watchdog = StressWatchdog(
+      seconds: 30,
+      "cancelled tasks waiting in `await close()` starved the close they wait for "
+        + "(CancelledScopeStressTests.cancelledTasksWaitingForAnotherCloseDoNotStarveIt)")
+    defer { watchdog.disarm() }
+    for round in 0..<5 {
+      let disposer = StressCancellableDisposer(milliseconds: 20)
+      let container = try Container { registry in
+        registry.register(StressCancellableDisposer.self, lifetime: .scoped(.request)) { _ in disposer }
+      }
+      let request = try container.makeScope(.request)
+      _ = try request.resolve(StressCancellableDisposer.self)
+
+      let first = Task { try await request.close() }
+      let started = await stressWait(seconds: 5) { disposer.startCount == 1 }
+      #expect(started, "round \(round): the first close never started the disposer")
+      let waiters = (0..<8).map { _ in
+        Task {
+          withUnsafeCurrentTask { $0?.cancel() }
+          try await request.close()
+          return disposer.completionCount
+        }
+      }
+      try await first.value
+      for waiter in waiters {
+        let completed = try await waiter.value
+        #expect(completed == 1, "round \(round): a waiting close returned before the disposer completed")
+      }
+      #expect(disposer.completionCount == 1)
+    }
+  }
+
   /// The same for the synchronous `withScope`.
   @Test(.timeLimit(.minutes(1)))
   func disposalErrorsOnTheThrowPathReachTheCallerOfSyncWithScope() throws {
