@@ -55,9 +55,10 @@ struct CaseGenerator {
   }
 
   private mutating func operation() -> OperationSpec {
-    let scope = random.below(scopeCount)
+    // Mostly one of the latest scopes, where scoped lifetimes find their tags.
+    let scope = random.percent(60) ? max(0, scopeCount - 1 - random.below(3)) : random.below(scopeCount)
     switch random.weighted([
-      (12, 0), (14, 1), (40, 2), (6, 3), (7, 4), (3, 5),
+      (12, 0), (14, 1), (45, 2), (6, 3), (3, 4), (3, 5),
     ]) {
     case 0:
       return .register(scope: scope, batch(random.within(1...4)))
@@ -71,7 +72,8 @@ struct CaseGenerator {
       return .resolveAll(scope: scope, type: key(forResolve: true).type, pickName())
     case 4:
       // Closing the container ends most of the case: rarely.
-      let target = scope == 0 && !random.percent(20) ? random.below(scopeCount) : scope
+      let target =
+        scope == 0 && scopeCount > 1 && !random.percent(5) ? random.within(1...scopeCount - 1) : scope
       return .close(scope: target)
     default:
       return .releaseHeld
@@ -103,12 +105,13 @@ struct CaseGenerator {
       ? random.below(8) : ServicePool.valueTypeIndex
     var key = KeySpec(type: type, name: random.percent(70) ? .none : pickName())
     if random.percent(20) { key.arguments = random.pick([.int, .string, .intString, .tuple, .void]) }
+    let scoped = features.scopedHeavy ? 3 : 1
     var lifetime = random.weighted([
       (25, LifetimeSpec.transient), (15, .singleton), (4, .eagerSingleton), (8, .weak), (10, .graph),
-      (10, .scoped(nil)), (10, .scoped(.request)), (8, .scoped(.session)), (4, .scoped(.tenant)),
-      (3, .scoped(.root)),
+      (10 * scoped, .scoped(nil)), (10 * scoped, .scoped(.request)), (8 * scoped, .scoped(.session)),
+      (4 * scoped, .scoped(.tenant)), (3 * scoped, .scoped(.root)),
     ])
-    if key.arguments != .none && lifetime.isShared && random.percent(85) {
+    if key.arguments != .none && lifetime.isShared && random.percent(93) {
       lifetime = random.percent(70) ? .transient : .graph
     }
     if lifetime == .scoped(nil) && !features.untaggedScopedUnderSingletonIsCaptive {
@@ -122,7 +125,7 @@ struct CaseGenerator {
       registration.key.arguments = .none
       return remember(registration)
     }
-    registration.fails = random.percent(5)
+    registration.fails = random.percent(3)
     let dependencyCount = random.weighted([(30, 0), (35, 1), (25, 2), (10, 3)])
     for _ in 0..<dependencyCount {
       registration.dependencies.append(dependency(of: key.type))
@@ -142,8 +145,8 @@ struct CaseGenerator {
     let any = registeredKeys.filter(dependable)
     var key: KeySpec
     switch random.below(100) {
-    case 0..<75 where !lower.isEmpty: key = random.pick(lower)
-    case 0..<88 where !any.isEmpty: key = random.pick(any)
+    case 0..<88 where !lower.isEmpty: key = random.pick(lower)
+    case 0..<95 where !any.isEmpty: key = random.pick(any)
     default: key = freshKey()
     }
     if !dependable(key) { key.type = 0 }

@@ -20,8 +20,12 @@ struct HarnessFeatures: Sendable {
   /// Deep acyclic chains (500 registrations) are generated now and then.
   var deepChains = true
 
+  /// Scoped lifetimes three times as often: for properties about scoped instances.
+  var scopedHeavy = false
+
   /// What the model-based test runs with.
   static let modelBased = HarnessFeatures()
   /// What the isolation property runs with.
-  static let isolation = HarnessFeatures(indirectDependencies: true)
+  static let isolation = HarnessFeatures(
+    untaggedScopedUnderSingletonIsCaptive: true, indirectDependencies: true, scopedHeavy: true)
 }

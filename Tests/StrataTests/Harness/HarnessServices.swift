@@ -12,8 +12,9 @@ struct InstanceInfo: Sendable {
   let type: Int
   /// The instance numbers of the dependencies the factory resolved, in order.
   let dependencies: [Int]
-  /// `ObjectIdentifier` of `Resolver.currentScope` while the factory ran.
-  let factoryScope: ObjectIdentifier?
+  /// The name of `Resolver.currentScope` while the factory ran (the driver names every scope
+  /// uniquely, so that a freed scope's reused address never confuses two scopes).
+  let factoryScope: String?
 }
 
 /// Numbers every instance the harness's factories make and logs every disposal, in order.

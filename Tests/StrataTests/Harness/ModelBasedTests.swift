@@ -12,13 +12,15 @@ struct HarnessConfiguration {
   static let defaultCases = 3000
   static let defaultBaseSeed: UInt64 = 0x5754_5241_5441
 
-  static func fromEnvironment() -> HarnessConfiguration {
+  static func fromEnvironment(
+    defaultCases: Int = defaultCases, baseSeed: UInt64 = defaultBaseSeed
+  ) -> HarnessConfiguration {
     let environment = ProcessInfo.processInfo.environment
     if let text = environment["STRATA_HARNESS_SEED"], let seed = UInt64(text) {
       return HarnessConfiguration(seeds: [seed], isReplay: true)
     }
     let count = environment["STRATA_HARNESS_CASES"].flatMap { Int($0) } ?? defaultCases
-    let base = environment["STRATA_HARNESS_BASE_SEED"].flatMap { UInt64($0) } ?? defaultBaseSeed
+    let base = environment["STRATA_HARNESS_BASE_SEED"].flatMap { UInt64($0) } ?? baseSeed
     return HarnessConfiguration(seeds: (0..<UInt64(count)).map { base &+ $0 }, isReplay: false)
   }
 }

@@ -14,11 +14,11 @@ struct ServiceOps: Sendable {
   /// A `Lazy` made by the scope (kept as the object) and a reader of its value.
   let lazy: @Sendable (Scope) -> (AnyObject, () throws -> any HarnessService)
   let provider: @Sendable (Scope) -> () throws -> any HarnessService
-  /// In a new `.request` child made current by `withScope`, declares an `@Injected` property and
+  /// In a new `.request` child with the given name, made current by `withScope`, declares an `@Injected` property and
   /// resolves it.
-  let injected: @Sendable (Scope) throws -> any HarnessService
-  /// In a new `.request` child made current by `withScope`, resolves through `Scope.current`.
-  let ambient: @Sendable (Scope) throws -> any HarnessService
+  let injected: @Sendable (Scope, String) throws -> (any HarnessService, String)
+  /// In a new `.request` child with the given name, made current by `withScope`, resolves through `Scope.current`.
+  let ambient: @Sendable (Scope, String) throws -> (any HarnessService, String)
 
   init<Service: HarnessService>(_: Service.Type) {
     typealias Glue = ServiceGlue<Service>
@@ -36,16 +36,16 @@ struct ServiceOps: Sendable {
       let provider = scope.provider(Service.self)
       return { try provider.get() }
     }
-    injected = { scope in
-      try scope.withScope(.request) { _ in
+    injected = { scope, name in
+      try scope.withScope(.request, name: name) { _ in
         let injected = Injected<Service>()
-        return try injected.projectedValue.resolve()
+        return (try injected.projectedValue.resolve(), name)
       }
     }
-    ambient = { scope in
-      try scope.withScope(.request) { _ in
+    ambient = { scope, name in
+      try scope.withScope(.request, name: name) { _ in
         guard let current = Scope.current else { throw HarnessFactoryFailure() }
-        return try current.resolve(Service.self)
+        return (try current.resolve(Service.self), name)
       }
     }
   }
@@ -131,7 +131,7 @@ enum ServiceGlue<Service: HarnessService> {
     if spec.fails { throw HarnessFactoryFailure() }
     let info = InstanceInfo(
       registration: spec.id, type: Service.typeIndex, dependencies: held.map(\.id),
-      factoryScope: ObjectIdentifier(resolver.currentScope))
+      factoryScope: resolver.currentScope.name ?? "root")
     let id = recorder.create(info)
     return withExtendedLifetime(held) { Service(id: id, recorder: recorder) }
   }

@@ -8,6 +8,20 @@ final class StrataDriver {
   /// Instances and `Lazy` values the harness keeps alive.
   private var held: [Any] = []
   private var disposalsSeen = 0
+  /// The name of the `withScope` child the last `@Injected` or `Scope.current` route resolved
+  /// from.
+  private(set) var lastAmbientChild: String?
+  /// Every scope's parent, by the unique names the driver gives scopes (the container: "root").
+  private(set) var parents: [String: String] = [:]
+  private var scopesNamed = 0
+
+  /// A new unique scope name, recorded as a child of `parent`.
+  private func nameChild(of parent: Scope) -> String {
+    scopesNamed += 1
+    let name = "s\(scopesNamed)"
+    parents[name] = parent.name ?? "root"
+    return name
+  }
   let features: HarnessFeatures
 
   init(features: HarnessFeatures) {
@@ -16,6 +30,7 @@ final class StrataDriver {
 
   /// Runs one operation.
   func step(_ operation: OperationSpec) -> StepResult {
+    lastAmbientChild = nil
     let outcome = Self.capture { try run(operation) }
     let disposals = recorder.disposals
     defer { disposalsSeen = disposals.count }
@@ -50,11 +65,13 @@ final class StrataDriver {
       }
       return .done
     case .makeScope(let parent, let tag, nil):
-      scopes.append(try scope(parent).makeScope(tag.tag))
+      let parent = scope(parent)
+      scopes.append(try parent.makeScope(tag.tag, name: nameChild(of: parent)))
       return .done
     case .makeScope(let parent, let tag, let batch?):
       let recorder = self.recorder
-      let child = try scope(parent).makeScope(tag.tag) { registrar in
+      let parent = scope(parent)
+      let child = try parent.makeScope(tag.tag, name: nameChild(of: parent)) { registrar in
         for registration in batch {
           ServicePool.types[registration.key.type].register(registrar, registration, recorder)
         }
@@ -99,9 +116,13 @@ final class StrataDriver {
       let get = service.provider(scope)
       return .many((0..<2).map { _ in Self.capture { keeping(try get(), keep) } })
     case .injected:
-      return keeping(try service.injected(scope), keep)
+      let (instance, child) = try service.injected(scope, nameChild(of: scope))
+      lastAmbientChild = child
+      return keeping(instance, keep)
     case .ambient:
-      return keeping(try service.ambient(scope), keep)
+      let (instance, child) = try service.ambient(scope, nameChild(of: scope))
+      lastAmbientChild = child
+      return keeping(instance, keep)
     case .resolveIfRegistered:
       guard let found = try service.resolveIfRegistered(scope, key.name) else { return .absent }
       return keeping(found, keep)
