@@ -23,11 +23,16 @@ final class ThreadContext: @unchecked Sendable {
   /// and the resolve running it holds the scope.
   @usableFromInline var ambientOwner: Unmanaged<Scope>?
   /// The lowest stack address a resolve may reach before it stops with an error, leaving room
-  /// for the error to unwind and for the caller's own code.
-  let stackFloor: UInt
+  /// for the error to unwind and for the caller's own code; 0 if the stack is unknown.
+  @usableFromInline let stackFloor: UInt
+  /// The bounds of this thread's stack: an address outside them is not on it.
+  @usableFromInline let stackBounds: Range<UInt>
 
   private init() {
-    stackFloor = ThreadContext.measureStackFloor()
+    let bounds = ThreadContext.measureStack()
+    stackBounds = bounds
+    stackFloor =
+      bounds.isEmpty ? 0 : bounds.lowerBound + ThreadContext.reserve(forStackOfSize: UInt(bounds.count))
   }
 
   private static let key: pthread_key_t = {
@@ -42,22 +47,38 @@ final class ThreadContext: @unchecked Sendable {
     return key
   }()
 
-  /// The calling thread's context, made on first use.
-  @usableFromInline static var current: ThreadContext {
-    if let existing = pthread_getspecific(key) {
-      return Unmanaged<ThreadContext>.fromOpaque(existing).takeUnretainedValue()
-    }
-    let context = ThreadContext()
-    pthread_setspecific(key, Unmanaged.passRetained(context).toOpaque())
+  /// The calling thread's context, made on first use. Unretained: the key's value holds it until
+  /// the thread exits, and only this thread reaches it.
+  @usableFromInline static var current: Unmanaged<ThreadContext> {
+    if let existing = pthread_getspecific(key) { return Unmanaged.fromOpaque(existing) }
+    let context = Unmanaged.passRetained(ThreadContext())
+    pthread_setspecific(key, context.toOpaque())
     return context
+  }
+
+  /// Runs `body` with the calling thread's context, touching no reference count.
+  @inlinable @inline(__always)
+  static func withCurrent<Result>(_ body: (ThreadContext) throws -> Result) rethrows -> Result {
+    try current._withUnsafeGuaranteedRef(body)
   }
 
   /// Whether the stack pointer of the caller is near this thread's stack end: deeper recursion
   /// would overflow it.
-  @inline(__always)
+  @inlinable @inline(__always)
   func isStackNearlyExhausted() -> Bool {
     var marker: UInt8 = 0
-    return withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) } < stackFloor
+    let address = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+    guard stackBounds.contains(address) else { return isStackPointerBelowFloor() }
+    return address < stackFloor
+  }
+
+  /// ``isStackNearlyExhausted()`` for a local that is not on the stack: AddressSanitizer keeps
+  /// locals in "fake" frames on the heap. Asks the processor's stack pointer instead (slower, and
+  /// only ever needed there).
+  @usableFromInline @inline(never)
+  func isStackPointerBelowFloor() -> Bool {
+    guard let stackPointer = ThreadContext.stackPointer() else { return false }
+    return stackPointer < stackFloor
   }
 
   /// The room kept free below a resolve: an eighth of the stack, at least 64 KiB, at most 1 MiB.
@@ -65,12 +86,31 @@ final class ThreadContext: @unchecked Sendable {
     min(max(size / 8, 64 * 1024), 1024 * 1024)
   }
 
-  private static func measureStackFloor() -> UInt {
+  /// The calling thread's stack pointer, read with `getcontext`; `nil` where that is not known.
+  private static func stackPointer() -> UInt? {
+    #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+      // `getcontext` is not imported (it returns twice); looked up by name, called by its C type.
+      typealias GetContext = @convention(c) (UnsafeMutablePointer<ucontext_t>) -> Int32
+      guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "getcontext") else { return nil }
+      var context = ucontext_t()
+      guard unsafeBitCast(symbol, to: GetContext.self)(&context) == 0 else { return nil }
+      #if arch(x86_64)
+        return UInt(bitPattern: Int(context.uc_mcontext.gregs.15))  // REG_RSP
+      #else
+        return UInt(context.uc_mcontext.sp)
+      #endif
+    #else
+      return nil
+    #endif
+  }
+
+  /// The calling thread's stack, lowest address first; empty if it cannot be known.
+  private static func measureStack() -> Range<UInt> {
     #if canImport(Darwin)
       let thread = pthread_self()
       let top = UInt(bitPattern: pthread_get_stackaddr_np(thread))
       let size = UInt(pthread_get_stacksize_np(thread))
-      return top - size + reserve(forStackOfSize: size)
+      return (top - size)..<top
     #else
       // `pthread_getattr_np` is a GNU extension the Glibc module does not import; it is looked up
       // by name and called through its C signature.
@@ -79,16 +119,16 @@ final class ThreadContext: @unchecked Sendable {
           pthread_t, UnsafeMutablePointer<pthread_attr_t>
         ) -> Int32
       guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_getattr_np") else {
-        return 0
+        return 0..<0
       }
       let getAttributes = unsafeBitCast(symbol, to: GetAttributes.self)
       var attributes = pthread_attr_t()
-      guard getAttributes(pthread_self(), &attributes) == 0 else { return 0 }
+      guard getAttributes(pthread_self(), &attributes) == 0 else { return 0..<0 }
       defer { pthread_attr_destroy(&attributes) }
       var base: UnsafeMutableRawPointer?
       var size = 0
-      guard pthread_attr_getstack(&attributes, &base, &size) == 0, let base else { return 0 }
-      return UInt(bitPattern: base) + reserve(forStackOfSize: UInt(size))
+      guard pthread_attr_getstack(&attributes, &base, &size) == 0, let base else { return 0..<0 }
+      return UInt(bitPattern: base)..<(UInt(bitPattern: base) + UInt(size))
     #endif
   }
 }

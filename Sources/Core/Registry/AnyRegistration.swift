@@ -42,13 +42,17 @@ class AnyRegistration: @unchecked Sendable {
   /// `cycle` once its path shows a key twice.)
   @usableFromInline
   final func checkDepth(_ depth: Int) throws {
-    if depth >= Resolver.maximumDepth || ThreadContext.current.isStackNearlyExhausted() {
+    if depth >= Resolver.maximumDepth || ThreadContext.withCurrent({ $0.isStackNearlyExhausted() }) {
       throw ResolutionError.tooDeep(at: key, depth: depth)
     }
   }
 
   /// Makes an eager singleton's instance now. Overridden by ``Registration``.
   func createEagerly(in scope: Scope) throws {}
+
+  /// Drops a created singleton when the scope holding this registration closed. Overridden by
+  /// ``Registration``.
+  func releaseSharedInstance() {}
 
   var descriptor: RegistrationDescriptor {
     RegistrationDescriptor(

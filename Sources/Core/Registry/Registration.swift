@@ -61,8 +61,8 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     _ resolver: borrowing Resolver, owner: Unmanaged<Scope>, _ arguments: repeat each Argument
   ) throws -> Service {
     if kind == .transient { return try make(resolver, repeat each arguments) }
-    if state.load(ordering: .acquiring) == Registration.ready {
-      return storage.pointee.unsafelyUnwrapped
+    if state.load(ordering: .acquiring) == Registration.ready, let instance = readyInstance(owner: owner) {
+      return instance
     }
     if kind == .scoped { return try scoped(resolver, repeat each arguments) }
     return try sharedInstance(resolver, owner: owner.takeUnretainedValue(), repeat each arguments)
@@ -71,25 +71,50 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   /// The instance if it exists already, without running anything: a created singleton, or the
   /// scoped instance of the scope that owns it as seen from `scope`; `nil` otherwise.
   @inlinable @inline(__always)
-  final func existingInstance(from scope: Unmanaged<Scope>) -> Service? {
+  final func existingInstance(from scope: Unmanaged<Scope>, registeredIn holder: Unmanaged<Scope>) -> Service?
+  {
     if kind == .transient { return nil }
-    if state.load(ordering: .acquiring) == Registration.ready {
-      return storage.pointee.unsafelyUnwrapped
+    if state.load(ordering: .acquiring) == Registration.ready { return readyInstance(owner: holder) }
+    guard kind == .scoped, let owner = Scope.owningScopeIfPresent(from: scope, tagID: scopeTagID) else {
+      return nil
     }
-    guard kind == .scoped, let owner = Scope.owningScopeIfPresent(from: scope, tagID: scopeTagID),
-      let stored = owner._withUnsafeGuaranteedRef({ $0.readyInlineInstance(self) })
-    else { return nil }
-    return stored._withUnsafeGuaranteedRef { Registration.unbox($0) }
+    return owner._withUnsafeGuaranteedRef { $0.readyInlineInstance(self, Registration.unbox) }
   }
 
-  /// ``existingInstance(from:)`` of a registration found under this class's key.
+  /// ``existingInstance(from:registeredIn:)`` of a registration found under this class's key.
   @inlinable @inline(__always)
-  static func existingInstance(
-    of registration: Unmanaged<AnyRegistration>, from scope: Unmanaged<Scope>
-  ) -> Service? {
-    registration._withUnsafeGuaranteedRef {
-      unsafeDowncast($0, to: Registration.self).existingInstance(from: scope)
+  static func existingInstance(of found: Found, from scope: Unmanaged<Scope>) -> Service? {
+    found.registration._withUnsafeGuaranteedRef {
+      unsafeDowncast($0, to: Registration.self).existingInstance(from: scope, registeredIn: found.owner)
     }
+  }
+
+  /// The created singleton, read while `owner` (the scope whose registry holds this registration)
+  /// cannot release it; `nil` if it is not there (any more).
+  @inlinable @inline(__always)
+  final func readyInstance(owner: Unmanaged<Scope>) -> Service? {
+    owner._withUnsafeGuaranteedRef { owner in
+      owner.readingCache {
+        state.load(ordering: .acquiring) == Registration.ready ? storage.pointee.unsafelyUnwrapped : nil
+      }
+    }
+  }
+
+  /// Drops the created singleton of a scope that closed, so that it is freed now rather than
+  /// with the scope. Readers announce themselves (`Scope.readingCache`), and the closing scope
+  /// waited for them before calling this.
+  override func releaseSharedInstance() {
+    guard kind == .singleton || kind == .eagerSingleton, let creation else { return }
+    // The creation guard keeps this from racing with a singleton being made right now. It
+    // throws only if this very thread is making it (a disposer closing the scope from inside that
+    // factory); then the instance stays until the registration is freed.
+    let released = try? creation.withCreationLock(for: key) { () -> Service? in
+      guard state.load(ordering: .acquiring) == Registration.ready else { return nil }
+      state.store(Registration.empty, ordering: .releasing)
+      defer { storage.pointee = nil }
+      return storage.pointee
+    }
+    _ = consume released  // freed here, outside the guard: its `deinit` is user code
   }
 
   /// Runs the factory and the activation hook, adding this registration to any error's path.
@@ -103,8 +128,11 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   @inlinable @inline(__always)
   final func construct(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
     // Every 8th level, and the first level of every top-level resolve (which may itself run
-    // inside a factory, through a captured scope), checks that the stack has room left.
-    if resolver.depth & 7 == 1 || resolver.depth >= Resolver.maximumDepth {
+    // inside a factory, through a captured scope), checks that the stack has room left; a shared
+    // instance's own factory was checked by `withResolver(depth:captor:_:)` already.
+    if resolver.depth & 7 == 1 && resolver.captor?.toOpaque() != Unmanaged.passUnretained(self).toOpaque()
+      || resolver.depth >= Resolver.maximumDepth
+    {
       try checkDepth(resolver.depth)
     }
     do {
@@ -194,8 +222,8 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   final func scoped(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
     // The owner is the resolving scope or one of its ancestors, all kept alive by the caller.
     let owner = try Scope.owningScope(from: resolver.scope, for: self, captor: resolver.captor)
-    if let stored = owner._withUnsafeGuaranteedRef({ $0.readyInlineInstance(self) }) {
-      return stored._withUnsafeGuaranteedRef { Registration.unbox($0) }
+    if let ready = owner._withUnsafeGuaranteedRef({ $0.readyInlineInstance(self, Registration.unbox) }) {
+      return ready
     }
     let thread = currentThreadID()
     // The common case, a first instance in a free inline slot, reserves it without a call.
@@ -271,6 +299,8 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
       if state.load(ordering: .acquiring) == Registration.ready {
         return storage.pointee.unsafelyUnwrapped
       }
+      // A closed scope makes nothing new: what it would make, nobody would dispose.
+      if owner.isClosed { throw owner.closedError(key) }
       let instance = try construct(resolver, repeat each arguments)
       storage.pointee = instance
       if activation != nil {

@@ -16,44 +16,68 @@ struct RegistrySlot {
   }
 }
 
-/// An immutable snapshot of a scope's registrations: an open-addressing hash table keyed by
-/// (service type, argument types, name type), plus every registration in order.
+/// An immutable snapshot of a scope's registrations: a short chain of hash tables ("levels"),
+/// newest first, each an open-addressing table keyed by (service type, argument types, name type)
+/// over one run of registrations.
 ///
-/// An unnamed key's slot holds its latest registration; a name type's slot holds a ``NameTable``
-/// of the names registered with that type. Writers build a new snapshot and publish it with one
-/// atomic store; readers load it with one atomic load and never lock. A scope keeps every
-/// snapshot it published alive until it is freed, so a reader that loaded an old snapshot can
-/// finish with it.
+/// An unnamed key's slot holds its latest registration within the level; a name type's slot holds
+/// a ``NameTable`` of the names registered with that type there. A lookup probes the newest level
+/// first and moves to older ones only on a miss, so the latest registration of a key wins. Writers
+/// build a new snapshot and publish it with one atomic store; readers load it with one atomic load
+/// and never lock. A scope keeps every snapshot it published alive until it is freed, so a reader
+/// that loaded an old snapshot can finish with it.
 ///
-/// `@unchecked Sendable`: nothing is mutated after `init`; the slot memory is owned by the snapshot
+/// Levels are shared between snapshots and never change. Publishing a batch makes a level of it,
+/// merged with every newer level that is not larger than what is being merged (a binary counter):
+/// levels at least double in size from newest to oldest, so a snapshot has at most log₂ N of them,
+/// and a registration is copied into a new level at most log₂ N times. Registering N services one
+/// batch at a time therefore costs O(N log N) time and memory in all, however the batches are
+/// sized, while a container built in one batch has one level and looks up in one probe.
+///
+/// `@unchecked Sendable`: nothing is mutated after `init`; the slot memory is owned by the level
 /// and freed only in `deinit`, and the unmanaged references in it are kept alive by
-/// `registrations` and `nameTables`.
+/// `ownRegistrations` and `nameTables`.
 @usableFromInline
 final class Registry: @unchecked Sendable {
   @usableFromInline let slots: UnsafeMutablePointer<RegistrySlot>
   @usableFromInline let mask: Int
   @usableFromInline let shift: UInt
-  /// Every registration in registration order; owns what the slots refer to.
-  let registrations: [AnyRegistration]
+  /// The next older level; `nil` for the oldest.
+  @usableFromInline let older: Registry?
+  /// This level's run of registrations, in registration order; owns what the slots refer to.
+  let ownRegistrations: [AnyRegistration]
   private let nameTables: [NameTable]
 
   /// Builds a snapshot holding `previous`'s registrations followed by `additions`, in time
-  /// proportional to their total.
+  /// proportional to the levels it merges.
   ///
   /// An addition whose key is already present becomes the latest for that key and links the one
   /// it replaces (its `previous`); this is the only time that link is written, before publication.
-  init(previous: Registry?, adding additions: [AnyRegistration]) {
-    let all = (previous?.registrations ?? []) + additions
-    registrations = all
-
+  convenience init(previous: Registry?, adding additions: [AnyRegistration]) {
     var latest: [ServiceKey: AnyRegistration] = [:]
-    latest.reserveCapacity(all.count)
-    for registration in previous?.registrations ?? [] { latest[registration.key] = registration }
     for registration in additions {
-      if let replaced = latest.updateValue(registration, forKey: registration.key) {
+      if let replaced = latest[registration.key] ?? previous?.latest(for: registration.key) {
         registration.previous = replaced
       }
+      latest[registration.key] = registration
     }
+    var run = additions
+    var older = previous
+    while let level = older, level.ownRegistrations.count <= run.count {
+      run = level.ownRegistrations + run
+      older = level.older
+    }
+    self.init(level: run, older: older)
+  }
+
+  /// A level over `run`, in front of `older`.
+  private init(level run: [AnyRegistration], older: Registry?) {
+    self.older = older
+    ownRegistrations = run
+
+    var latest: [ServiceKey: AnyRegistration] = [:]
+    latest.reserveCapacity(run.count)
+    for registration in run { latest[registration.key] = registration }
 
     struct Group {
       var first: RegistrySlot
@@ -63,7 +87,7 @@ final class Registry: @unchecked Sendable {
     var groups: [GroupKey: Group] = [:]
     var groupOrder: [GroupKey] = []
     var seen = Set<ServiceKey>()
-    for registration in all where seen.insert(registration.key).inserted {
+    for registration in run where seen.insert(registration.key).inserted {
       guard let newest = latest[registration.key] else { continue }
       let key = registration.key
       guard let name = key.name else {
@@ -115,6 +139,28 @@ final class Registry: @unchecked Sendable {
     slots.deallocate()
   }
 
+  /// Every registration of the snapshot in registration order (oldest level first).
+  var registrations: [AnyRegistration] {
+    var levels: [Registry] = []
+    var level: Registry? = self
+    while let current = level {
+      levels.append(current)
+      level = current.older
+    }
+    return levels.reversed().flatMap(\.ownRegistrations)
+  }
+
+  /// How many levels the snapshot has (for tests of the merge policy).
+  var levelCount: Int {
+    var count = 0
+    var level: Registry? = self
+    while let current = level {
+      count += 1
+      level = current.older
+    }
+    return count
+  }
+
   /// A Fibonacci hash of the three identities; the high bits pick the slot.
   @inlinable @inline(__always)
   static func hash(service: UInt, arguments: UInt, nameType: UInt) -> UInt {
@@ -122,7 +168,7 @@ final class Registry: @unchecked Sendable {
       &* 0x9E37_79B9_7F4A_7C15
   }
 
-  /// The slot for (service, arguments, name type), if present.
+  /// The slot for (service, arguments, name type) in this level alone, if present.
   @inlinable @inline(__always)
   func slot(service: UInt, arguments: UInt, nameType: UInt) -> UnsafeMutablePointer<RegistrySlot>? {
     var index = Int(
@@ -143,7 +189,24 @@ final class Registry: @unchecked Sendable {
   /// The latest unnamed registration for a service and argument types.
   @inlinable @inline(__always)
   func find(service: UInt, arguments: UInt) -> Unmanaged<AnyRegistration>? {
-    slot(service: service, arguments: arguments, nameType: 0)?.pointee.registration
+    if let found = slot(service: service, arguments: arguments, nameType: 0)?.pointee.registration {
+      return found
+    }
+    guard let older else { return nil }
+    return older.findInOlderLevels(service: service, arguments: arguments)
+  }
+
+  /// ``find(service:arguments:)`` from this level on; out of line, off the one-level fast path.
+  @usableFromInline
+  func findInOlderLevels(service: UInt, arguments: UInt) -> Unmanaged<AnyRegistration>? {
+    var level: Registry? = self
+    while let current = level {
+      if let found = current.slot(service: service, arguments: arguments, nameType: 0)?.pointee.registration {
+        return found
+      }
+      level = current.older
+    }
+    return nil
   }
 
   /// The latest registration for a service, argument types and name.
@@ -152,19 +215,46 @@ final class Registry: @unchecked Sendable {
     -> Unmanaged<AnyRegistration>?
   {
     let nameType = UInt(bitPattern: ObjectIdentifier(Name.self))
-    guard let table = slot(service: service, arguments: arguments, nameType: nameType)?.pointee.names
-    else { return nil }
-    return table._withUnsafeGuaranteedRef { $0.find(name) }
+    if let table = slot(service: service, arguments: arguments, nameType: nameType)?.pointee.names,
+      let found = table._withUnsafeGuaranteedRef({ $0.find(name) })
+    {
+      return found
+    }
+    guard let older else { return nil }
+    return older.findInOlderLevels(service: service, arguments: arguments, name: name)
+  }
+
+  /// ``find(service:arguments:name:)`` from this level on.
+  @usableFromInline
+  func findInOlderLevels<Name: Hashable & Sendable>(service: UInt, arguments: UInt, name: Name)
+    -> Unmanaged<AnyRegistration>?
+  {
+    let nameType = UInt(bitPattern: ObjectIdentifier(Name.self))
+    var level: Registry? = self
+    while let current = level {
+      if let table = current.slot(service: service, arguments: arguments, nameType: nameType)?.pointee.names,
+        let found = table._withUnsafeGuaranteedRef({ $0.find(name) })
+      {
+        return found
+      }
+      level = current.older
+    }
+    return nil
   }
 
   /// The latest registration for any key; the slow path used by errors, `resolveAll` and tools.
   func latest(for key: ServiceKey) -> AnyRegistration? {
-    guard
-      let slot = slot(
+    var level: Registry? = self
+    while let current = level {
+      if let slot = current.slot(
         service: key.service.bits, arguments: key.arguments.bits, nameType: key.name?.typeID ?? 0)
-    else { return nil }
-    guard let name = key.name else { return slot.pointee.registration?.takeUnretainedValue() }
-    return slot.pointee.names?.takeUnretainedValue().find(name)
+      {
+        guard let name = key.name else { return slot.pointee.registration?.takeUnretainedValue() }
+        if let found = slot.pointee.names?.takeUnretainedValue().find(name) { return found }
+      }
+      level = current.older
+    }
+    return nil
   }
 
   /// Every registration for `key`, oldest first.

@@ -136,7 +136,7 @@ enum ResolutionNesting {
   static var limit: Int { 256 }
 
   static func nest<Result>(_ key: ServiceKey, _ body: () throws -> Result) throws -> Result {
-    let context = ThreadContext.current
+    let context = ThreadContext.current.takeUnretainedValue()
     let depth = context.lazyNesting
     guard depth < limit, !context.isStackNearlyExhausted() else {
       throw ResolutionError.tooDeep(at: key, depth: depth)

@@ -181,6 +181,7 @@ public struct ResolutionError: Error, CustomStringConvertible {
 
 extension ResolutionError {
   /// Recursion stopped at `key`, `depth` levels deep, before it could overflow the stack.
+  @usableFromInline
   static func tooDeep(at key: ServiceKey, depth: Int) -> ResolutionError {
     ResolutionError(
       code: .depthLimitExceeded, key: key, registeredAt: nil,

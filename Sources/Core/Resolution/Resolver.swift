@@ -62,14 +62,20 @@ extension Scope {
   /// reads this scope while `body` runs, so that the factory cannot reach a shorter-lived scope
   /// through it.
   @inlinable @inline(__always)
+  ///
+  /// A shared instance's factory also checks the stack here, once for both (see
+  /// `Registration.construct`).
   final func withResolver<Result>(
     depth: Int = 0, captor: AnyRegistration? = nil, _ body: (borrowing Resolver) throws -> Result
-  ) rethrows -> Result {
-    guard captor != nil else { return try withFreshResolver(depth: depth, captor: nil, body) }
+  ) throws -> Result {
+    guard let captor else { return try withFreshResolver(depth: depth, captor: nil, body) }
     let context = ThreadContext.current
-    let outerOwner = context.ambientOwner
-    context.ambientOwner = Unmanaged.passUnretained(self)
-    defer { context.ambientOwner = outerOwner }
+    let outerOwner = try context._withUnsafeGuaranteedRef { context in
+      if context.isStackNearlyExhausted() { throw ResolutionError.tooDeep(at: captor.key, depth: depth) }
+      return context.ambientOwner
+    }
+    context._withUnsafeGuaranteedRef { $0.ambientOwner = Unmanaged.passUnretained(self) }
+    defer { context._withUnsafeGuaranteedRef { $0.ambientOwner = outerOwner } }
     return try withFreshResolver(depth: depth, captor: captor, body)
   }
 

@@ -15,7 +15,7 @@ extension Scope {
   /// if none was, the one current at their first access). It is the only ambient state Strata has;
   /// there is no global container.
   public static var current: Scope? {
-    if let owner = ThreadContext.current.ambientOwner { return owner.takeUnretainedValue() }
+    if let owner = ThreadContext.withCurrent({ $0.ambientOwner }) { return owner.takeUnretainedValue() }
     return ambient
   }
 
@@ -46,7 +46,7 @@ extension Scope {
     let result: Result
     do {
       // Inside a shared instance's factory, the new scope (not the factory's owner) is current.
-      let context = ThreadContext.current
+      let context = ThreadContext.current.takeUnretainedValue()
       let outerOwner = context.ambientOwner
       context.ambientOwner = nil
       defer { context.ambientOwner = outerOwner }

@@ -24,7 +24,10 @@ extension Scope {
   ///   disposer error (``ResolutionError/disposalErrors``), after all disposers ran.
   public final func close() throws {
     guard beginClosing() else { return waitUntilClosed() }
-    defer { lifecycle.store(ScopeLifecycle.closed, ordering: .releasing) }
+    defer {
+      releaseCachedInstances()
+      lifecycle.store(ScopeLifecycle.closed, ordering: .releasing)
+    }
     // A scope that never owned anything closes with two atomic writes and two loads.
     if !ownsSomething.load(ordering: .sequentiallyConsistent)
       && !wantsLink.load(ordering: .sequentiallyConsistent)
@@ -86,7 +89,10 @@ extension Scope {
   /// ``close()-70h7`` under a name the synchronous overload cannot take.
   func closeAwaitingDisposers() async throws {
     guard beginClosing() else { return await waitUntilClosed() }
-    defer { lifecycle.store(ScopeLifecycle.closed, ordering: .releasing) }
+    defer {
+      releaseCachedInstances()
+      lifecycle.store(ScopeLifecycle.closed, ordering: .releasing)
+    }
     guard let disposals = takeOwned() else { return }
     let chain = ClosingChain(scope: self, next: Scope.closingChain)
     let dispose = { @Sendable () async -> [any Error] in

@@ -22,7 +22,7 @@ extension Scope {
     else { return try resolveUnregistered(Service.self) }
     if found.isOwnerClosed { throw found.closedError() }
     // A created singleton or an existing scoped instance needs no resolver at all.
-    if let existing = Registration<Service>.existingInstance(of: found.registration, from: start) {
+    if let existing = Registration<Service>.existingInstance(of: found, from: start) {
       return existing
     }
     return try make(found, as: Service.self)

@@ -56,19 +56,24 @@ enum ScopedSlotState {
 // generic half lives in `Registration` and is specialised in the caller's module, so neither half
 // looks up generic metadata at run time.
 extension Scope {
-  /// The published instance of `registration` in an inline slot: the lock-free fast path.
+  /// The published instance of `registration` in an inline slot, as `unbox` makes it from the
+  /// stored object: the lock-free fast path.
   ///
-  /// The returned reference is unretained; it stays valid while this scope lives, because inline
-  /// instances are released only in `deinit`.
+  /// Only a slot that holds the instance is read, inside ``readingCache(_:)``: a close releases
+  /// inline instances once no reader is inside.
   @inlinable @inline(__always)
-  final func readyInlineInstance(_ registration: AnyRegistration) -> Unmanaged<AnyObject>? {
+  final func readyInlineInstance<Service>(
+    _ registration: AnyRegistration, _ unbox: (AnyObject) -> Service
+  ) -> Service? {
     let ready = registration.identity | InlineSlot.ready
     for index in 0..<Scope.inlineSlotCount {
       let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
       if tag == ready {
-        let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
-        guard let instance = UnsafeRawPointer(bitPattern: bits) else { return nil }
-        return Unmanaged.fromOpaque(instance)
+        return readingCache {
+          let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
+          guard let instance = UnsafeRawPointer(bitPattern: bits) else { return nil }
+          return Unmanaged<AnyObject>.fromOpaque(instance)._withUnsafeGuaranteedRef(unbox)
+        }
       }
       if tag == 0 { return nil }
     }
@@ -124,9 +129,14 @@ extension Scope {
         }
         guard tag & ~InlineSlot.stateMask == id else { break }  // another registration's slot
         if tag & InlineSlot.stateMask == InlineSlot.ready {
-          let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
-          guard let instance = UnsafeRawPointer(bitPattern: bits) else { break }
-          return .ready(Unmanaged<AnyObject>.fromOpaque(instance).takeUnretainedValue())
+          let ready = readingCache { () -> AnyObject? in
+            let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
+            return UnsafeRawPointer(bitPattern: bits).map {
+              Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue()
+            }
+          }
+          guard let ready else { throw closedError(registration.key) }
+          return .ready(ready)
         }
         let holder = inlineCreator(index) { $0.load(ordering: .acquiring) }
         if holder == thread {

@@ -87,6 +87,9 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   @usableFromInline let instance1 = Atomic<UInt>(0)
   @usableFromInline let instance2 = Atomic<UInt>(0)
   @usableFromInline let instance3 = Atomic<UInt>(0)
+  /// How many threads are reading this scope's cached instances right now (see `readingCache`):
+  /// a close waits for them to finish before it releases what the cache holds.
+  @usableFromInline let cacheReaders = Atomic<UInt>(0)
 
   /// - Parameter parent: The enclosing scope, retained once for this scope (see
   ///   `parentReference`); `nil` for the root.

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -78,6 +80,57 @@ extension Scope {
         try? await Task.sleep(for: .microseconds(pause))
       }
       pause = min(pause * 2, 1_000)
+    }
+  }
+}
+
+extension Scope {
+  /// Runs `read` (which takes a reference from this scope's cache) unless the scope is closing,
+  /// announced in `cacheReaders` so that the close waits for it before releasing the cache.
+  ///
+  /// The root's cache is released only when the root is freed, so its readers skip the
+  /// announcement: the container's singletons are read by every request of every thread.
+  ///
+  /// - Returns: What `read` returns; `nil` if this scope is closing.
+  @inlinable @inline(__always)
+  final func readingCache<Result>(_ read: () -> Result?) -> Result? {
+    guard rootReference != nil else { return read() }
+    cacheReaders.add(1, ordering: .sequentiallyConsistent)
+    defer { cacheReaders.subtract(1, ordering: .releasing) }
+    // Announced before this load, and the close sets `lifecycle` before it waits for readers:
+    // one of the two sees the other.
+    guard lifecycle.load(ordering: .sequentiallyConsistent) == ScopeLifecycle.open else { return nil }
+    return read()
+  }
+
+  /// Releases what this scope caches (its inline scoped instances, its overflow slots, the
+  /// singletons of its own registrations) once a close has disposed them, so that a closed scope
+  /// someone still holds keeps nothing alive. Not for the root (see ``readingCache(_:)``).
+  func releaseCachedInstances() {
+    guard rootReference != nil else { return }
+    if registry.load(ordering: .acquiring) != nil { releaseOwnSingletons() }
+    while cacheReaders.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
+    for index in 0..<Scope.inlineSlotCount {
+      let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
+      if tag == 0 { return }  // slots are taken in order, overflow only past them
+      guard tag & InlineSlot.stateMask == InlineSlot.ready else { continue }
+      // Readers are out and see `closing`; only `deinit` reads a ready slot's bits after this.
+      // No lock is held, so the instance's `deinit` may run here.
+      let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
+      inlineInstance(index) { $0.store(0, ordering: .releasing) }
+      if let instance = UnsafeRawPointer(bitPattern: bits) {
+        Unmanaged<AnyObject>.fromOpaque(instance).release()
+      }
+    }
+    var overflow: [ScopedSlot] = []
+    withStateIfMade { state in if let state { swap(&overflow, &state.scoped) } }
+    overflow.removeAll()
+  }
+
+  /// The singletons of this scope's own registrations, released by ``releaseCachedInstances()``.
+  private func releaseOwnSingletons() {
+    for registration in registry.load(ordering: .acquiring)?.takeUnretainedValue().registrations ?? [] {
+      registration.releaseSharedInstance()
     }
   }
 }
