@@ -28,4 +28,19 @@ struct HarnessFeatures: Sendable {
   /// What the isolation property runs with.
   static let isolation = HarnessFeatures(
     untaggedScopedUnderSingletonIsCaptive: true, indirectDependencies: true, scopedHeavy: true)
+
+  /// These features with the left-out ones named in `STRATA_HARNESS_ENABLE` (comma-separated:
+  /// `untaggedScopedUnderSingletonIsCaptive`, `strataClosesChildrenNewestMadeFirst`) switched
+  /// on, to check whether Strata has been fixed.
+  func enabling(_ names: String?) -> HarnessFeatures {
+    var features = self
+    for name in (names ?? "").split(separator: ",") {
+      switch name {
+      case "untaggedScopedUnderSingletonIsCaptive": features.untaggedScopedUnderSingletonIsCaptive = true
+      case "strataClosesChildrenNewestMadeFirst": features.strataClosesChildrenNewestMadeFirst = true
+      default: break
+      }
+    }
+    return features
+  }
 }

@@ -5,6 +5,8 @@ import Testing
 ///
 /// - `STRATA_HARNESS_SEED=1234` replays exactly that seed (and prints its case).
 /// - `STRATA_HARNESS_CASES=100000` runs a longer campaign; `STRATA_HARNESS_BASE_SEED` moves it.
+/// - `STRATA_HARNESS_ENABLE=…` switches on features left out of the generator (see
+///   ``HarnessFeatures/enabling(_:)``).
 struct HarnessConfiguration {
   var seeds: [UInt64]
   var isReplay: Bool
@@ -30,7 +32,8 @@ struct HarnessConfiguration {
 @Suite struct ModelBasedTests {
   @Test func strataAgreesWithTheReferenceModel() {
     let configuration = HarnessConfiguration.fromEnvironment()
-    let features = HarnessFeatures.modelBased
+    let features = HarnessFeatures.modelBased.enabling(
+      ProcessInfo.processInfo.environment["STRATA_HARNESS_ENABLE"])
     var failures = 0
     var statistics = CampaignStatistics()
     for seed in configuration.seeds {
