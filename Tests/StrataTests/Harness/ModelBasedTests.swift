@@ -11,7 +11,7 @@ struct HarnessConfiguration {
   var seeds: [UInt64]
   var isReplay: Bool
 
-  static let defaultCases = 3000
+  static let defaultCases = 4000
   static let defaultBaseSeed: UInt64 = 0x5754_5241_5441
 
   static func fromEnvironment(
@@ -57,5 +57,17 @@ struct HarnessConfiguration {
     print("model-based harness: \(statistics)")
     #expect(failures == 0, "\(failures) failing seed(s) of \(configuration.seeds.count)")
     #expect(statistics.instances > statistics.cases, "cases resolved instances, not only errors")
+  }
+
+  /// Decision 6, which the campaign reaches now and then, on its own: a 500-long acyclic chain
+  /// resolves (and agrees with the model) from a child scope and from the container.
+  @Test func aDeepAcyclicChainResolvesAndAgreesWithTheModel() {
+    var generator = CaseGenerator(seed: HarnessConfiguration.defaultBaseSeed, features: .modelBased)
+    let spec = generator.deepChain()
+    #expect(CaseRunner.run(spec, features: .modelBased) == nil)
+    let driver = StrataDriver(features: .modelBased)
+    defer { driver.tearDown() }
+    let outcomes = spec.operations.map { driver.step($0).outcome }
+    #expect(outcomes.suffix(2).allSatisfy { if case .instance = $0 { true } else { false } }, "\(outcomes)")
   }
 }
