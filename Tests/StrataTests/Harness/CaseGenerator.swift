@@ -158,7 +158,8 @@ struct CaseGenerator {
     guard features.indirectDependencies, key.name == .none, key.arguments == .none else {
       return DependencySpec(key: key)
     }
-    let access = random.weighted([(70, AccessSpec.direct), (10, .lazy), (10, .provider), (10, .ambient)])
+    var access = random.weighted([(70, AccessSpec.direct), (10, .lazy), (10, .provider), (10, .ambient)])
+    if access == .lazy && Sanitizers.threadSanitizerIsActive { access = .provider }
     return DependencySpec(key: key, access: access)
   }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 // Switches for behaviour that the reference model and Strata are known to disagree on, so that the
 // generator can leave such a feature out until it is fixed, instead of encoding the wrong behaviour.
 
@@ -43,4 +45,13 @@ struct HarnessFeatures: Sendable {
     }
     return features
   }
+}
+
+/// Which sanitizer, if any, the test process runs under.
+enum Sanitizers {
+  /// ThreadSanitizer's deadlock detector tracks at most 64 locks held by one thread; nested
+  /// `Lazy` reads inside factories (each holding the `Lazy`'s once-guard) exceed that, and the
+  /// runtime then fails a CHECK and hangs. Under it, the harness reaches such dependencies
+  /// through `Provider` (no once-guard) instead.
+  static let threadSanitizerIsActive = dlsym(nil, "__tsan_init") != nil
 }

@@ -54,7 +54,7 @@ struct HarnessConfiguration {
         """)
       if failures >= 5 { break }
     }
-    print("model-based harness: \(statistics)")
+    print("model-based harness: \(statistics); ThreadSanitizer: \(Sanitizers.threadSanitizerIsActive)")
     #expect(failures == 0, "\(failures) failing seed(s) of \(configuration.seeds.count)")
     #expect(statistics.instances > statistics.cases, "cases resolved instances, not only errors")
   }
