@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -14,14 +16,20 @@
 /// pthread key's destructor when the thread exits.
 ///
 /// `@unchecked Sendable`: see the invariant; no reference to a context leaves its thread.
+/// `ThreadContext.key` plus one, once it is made; 0 before.
+private let threadContextKeyPlusOne = Atomic<UInt>(0)
+
 @usableFromInline
 final class ThreadContext: @unchecked Sendable {
+  // The `var`s are `@exclusivity(unchecked)`: only their own thread touches them, never in
+  // overlapping accesses, and the dynamic checks cost more than the resolve that reads them.
+
   /// How many `Lazy`/`Provider`/`@Injected` resolves enclose the running code on this thread.
-  var lazyNesting = 0
+  @exclusivity(unchecked) var lazyNesting = 0
   /// The scope whose shared instance (singleton, weak, scoped) is being made by the innermost
   /// running factory, or `nil` when none is. Unretained: it is set only while that factory runs,
   /// and the resolve running it holds the scope.
-  @usableFromInline var ambientOwner: Unmanaged<Scope>?
+  @exclusivity(unchecked) @usableFromInline var ambientOwner: Unmanaged<Scope>?
   /// The lowest stack address a resolve may reach before it stops with an error, leaving room
   /// for the error to unwind and for the caller's own code; 0 if the stack is unknown.
   @usableFromInline let stackFloor: UInt
@@ -35,6 +43,9 @@ final class ThreadContext: @unchecked Sendable {
       bounds.isEmpty ? 0 : bounds.lowerBound + ThreadContext.reserve(forStackOfSize: UInt(bounds.count))
   }
 
+  /// The pthread key under which each thread keeps its context. (A `static let` would be
+  /// initialized lazily, at the cost of a `swift_once` check on every resolve that needs it; this
+  /// is read from `keyPlusOne` instead, which starts as a constant 0.)
   private static let key: pthread_key_t = {
     var key = pthread_key_t()
     pthread_key_create(&key) { context in
@@ -50,6 +61,18 @@ final class ThreadContext: @unchecked Sendable {
   /// The calling thread's context, made on first use. Unretained: the key's value holds it until
   /// the thread exits, and only this thread reaches it.
   @usableFromInline static var current: Unmanaged<ThreadContext> {
+    let keyPlusOne = threadContextKeyPlusOne.load(ordering: .acquiring)
+    if keyPlusOne != 0, let existing = pthread_getspecific(pthread_key_t(truncatingIfNeeded: keyPlusOne - 1))
+    {
+      return Unmanaged.fromOpaque(existing)
+    }
+    return makeCurrent()
+  }
+
+  /// The slow path of ``current``: makes the key (once) and this thread's context.
+  @inline(never)
+  private static func makeCurrent() -> Unmanaged<ThreadContext> {
+    threadContextKeyPlusOne.store(UInt(key) + 1, ordering: .releasing)
     if let existing = pthread_getspecific(key) { return Unmanaged.fromOpaque(existing) }
     let context = Unmanaged.passRetained(ThreadContext())
     pthread_setspecific(key, context.toOpaque())

@@ -68,12 +68,13 @@ extension Scope {
   final func withResolver<Result>(
     depth: Int = 0, captor: AnyRegistration? = nil, _ body: (borrowing Resolver) throws -> Result
   ) throws -> Result {
-    guard let captor else { return try withFreshResolver(depth: depth, captor: nil, body) }
+    // (Not `guard let captor`: binding it, and capturing it below, would retain it.)
+    guard captor != nil else { return try withFreshResolver(depth: depth, captor: nil, body) }
     let context = ThreadContext.current
-    let outerOwner = try context._withUnsafeGuaranteedRef { context in
-      if context.isStackNearlyExhausted() { throw ResolutionError.tooDeep(at: captor.key, depth: depth) }
-      return context.ambientOwner
+    if context._withUnsafeGuaranteedRef({ $0.isStackNearlyExhausted() }) {
+      throw Scope.tooDeep(creating: captor, depth: depth)
     }
+    let outerOwner = context._withUnsafeGuaranteedRef { $0.ambientOwner }
     context._withUnsafeGuaranteedRef { $0.ambientOwner = Unmanaged.passUnretained(self) }
     defer { context._withUnsafeGuaranteedRef { $0.ambientOwner = outerOwner } }
     return try withFreshResolver(depth: depth, captor: captor, body)
@@ -106,6 +107,14 @@ extension Scope {
     try registration._withUnsafeGuaranteedRef { registration in
       try withResolver { try body($0, registration) }
     }
+  }
+}
+
+extension Scope {
+  /// The error for a shared instance whose factory would start too deep in the stack.
+  @usableFromInline
+  static func tooDeep(creating captor: AnyRegistration?, depth: Int) -> ResolutionError {
+    ResolutionError.tooDeep(at: captor?.key ?? ServiceKey(Scope.self, name: nil), depth: depth)
   }
 }
 

@@ -39,6 +39,9 @@ extension Scope {
   /// - Throws: What `body` throws, unchanged if the scope then closes cleanly, or wrapped in a
   ///   ``ScopeExitError`` with the disposer errors if it does not; otherwise a ``ResolutionError``
   ///   from making or closing the scope.
+  // Disfavored: in async code, a body that never awaits must still get the asynchronous variant,
+  // whose close awaits asynchronous disposers and survives cancellation.
+  @_disfavoredOverload
   public final func withScope<Result>(
     _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
   ) throws -> Result {
@@ -133,6 +136,7 @@ public func withScope<Result>(
 /// ```
 ///
 /// - Throws: ``ResolutionError`` if no scope is current, or as ``Scope/withScope(_:name:_:)``.
+@_disfavoredOverload  // see `Scope.withScope(_:name:_:)`
 public func withScope<Result>(
   _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
 ) throws -> Result {

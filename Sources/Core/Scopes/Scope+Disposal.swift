@@ -22,6 +22,7 @@ extension Scope {
   ///
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
   ///   disposer error (``ResolutionError/disposalErrors``), after all disposers ran.
+  @_disfavoredOverload  // in async code, `close()` means the one that awaits disposers
   public final func close() throws {
     guard beginClosing() else { return waitUntilClosed() }
     defer {

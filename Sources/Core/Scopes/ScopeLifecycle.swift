@@ -69,17 +69,19 @@ extension Scope {
   }
 
   /// Suspends until another close of this scope has run to its end. Cancellation does not end the
-  /// wait early: the caller relies on everything being disposed.
+  /// wait early: the caller relies on everything being disposed. The wait never blocks a thread
+  /// (the close it waits for may need one of the few the task pool has): a cancelled task, whose
+  /// `Task.sleep` returns at once, yields instead.
   func waitUntilClosed() async {
     guard !isFullyClosed, !isClosedByCaller else { return }
     var pause = 20
     while !isFullyClosed {
       if Task.isCancelled {
-        usleep(UInt32(pause))
+        await Task.yield()
       } else {
         try? await Task.sleep(for: .microseconds(pause))
+        pause = min(pause * 2, 1_000)
       }
-      pause = min(pause * 2, 1_000)
     }
   }
 }

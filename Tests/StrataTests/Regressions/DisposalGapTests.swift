@@ -153,6 +153,24 @@ import Testing
     }
   }
 
+  @Test func anAsyncWithScopeWhoseBodyNeverAwaitsStillAwaitsItsDisposers() async throws {
+    let completed = Flag()
+    let container = try Container { registry in
+      registry.register(RollbackResource.self, lifetime: .scoped(.request)) { _ in
+        RollbackResource(completed: completed)
+      }
+    }
+    let handler = Task {
+      try await container.withScope(.request) { scope in
+        _ = try scope.resolve(RollbackResource.self)
+        withUnsafeCurrentTask { $0?.cancel() }
+        throw HandlerFailure()
+      }
+    }
+    await #expect(throws: HandlerFailure.self) { try await handler.value }
+    #expect(completed.isRaised, "a body without await picked the synchronous withScope")
+  }
+
   @Test func aDisposalErrorOnTheThrowPathReachesTheCaller() async throws {
     let container = try Container { registry in
       registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in
