@@ -22,7 +22,9 @@ struct CaseGenerator {
 
   /// The case for this generator's seed.
   mutating func generate() -> CaseSpec {
-    if features.deepChains && random.below(150) == 0 { return deepChain() }
+    // Rolled whether or not deep chains are on, so that every other case stays the same.
+    let deep = random.below(150) == 0
+    if features.deepChains && deep { return deepChain() }
     var operations: [OperationSpec] = [.register(scope: 0, batch(random.within(3...8)))]
     for _ in 0..<random.within(3...24) {
       operations.append(operation())

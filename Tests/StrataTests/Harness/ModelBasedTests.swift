@@ -64,10 +64,21 @@ struct HarnessConfiguration {
   @Test func aDeepAcyclicChainResolvesAndAgreesWithTheModel() {
     var generator = CaseGenerator(seed: HarnessConfiguration.defaultBaseSeed, features: .modelBased)
     let spec = generator.deepChain()
-    #expect(CaseRunner.run(spec, features: .modelBased) == nil)
     let driver = StrataDriver(features: .modelBased)
     defer { driver.tearDown() }
     let outcomes = spec.operations.map { driver.step($0).outcome }
+    guard !Sanitizers.addressSanitizerIsActive else {
+      // Too deep for the test thread's stack with ASan's frames: stopped, never overflowing.
+      let stopped = outcomes.suffix(2).allSatisfy {
+        switch $0 {
+        case .instance, .failure("depthLimitExceeded", _): true
+        default: false
+        }
+      }
+      #expect(stopped, "\(outcomes)")
+      return
+    }
+    #expect(CaseRunner.run(spec, features: .modelBased) == nil)
     #expect(outcomes.suffix(2).allSatisfy { if case .instance = $0 { true } else { false } }, "\(outcomes)")
   }
 }

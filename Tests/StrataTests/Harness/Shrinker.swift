@@ -2,7 +2,7 @@
 /// dependencies, and simplifies what remains, one greedy step at a time.
 enum Shrinker {
   /// The smallest case found that `fails`; `spec` itself if nothing smaller fails.
-  static func shrink(_ spec: CaseSpec, budget: Int = 2000, fails: (CaseSpec) -> Bool) -> CaseSpec {
+  static func shrink(_ spec: CaseSpec, budget: Int = 600, fails: (CaseSpec) -> Bool) -> CaseSpec {
     var best = spec
     var tries = 0
     var progress = true
