@@ -225,7 +225,7 @@ func scopeTestIsKey(_ key: ServiceKey, of type: Any.Type) -> Bool {
 
 /// Waits (polling, bounded by `timeout`) until `condition` holds; returns whether it did.
 func scopeTestEventually(
-  timeout: Duration = .seconds(5), _ condition: @Sendable () -> Bool
+  timeout: Duration = .seconds(30), _ condition: @Sendable () -> Bool
 ) async -> Bool {
   let deadline = ContinuousClock.now + timeout
   while !condition() {

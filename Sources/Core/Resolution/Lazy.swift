@@ -132,8 +132,10 @@ extension Provider: ImplicitDependency {
 /// stack check every top-level resolve makes, turn what would be a stack overflow into an error,
 /// which reads as a `cycle` when its path repeats a key.
 enum ResolutionNesting {
-  /// Nested lazy resolves allowed on one thread.
-  static var limit: Int { 256 }
+  /// Nested lazy resolves allowed on one thread. Each holds its once-guard while it resolves;
+  /// ThreadSanitizer's deadlock detector handles at most 64 locks held by one thread, and hangs
+  /// past that, so the limit stays well below.
+  static var limit: Int { 32 }
 
   static func nest<Result>(_ key: ServiceKey, _ body: () throws -> Result) throws -> Result {
     let context = ThreadContext.current.takeUnretainedValue()

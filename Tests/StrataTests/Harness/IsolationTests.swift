@@ -59,13 +59,14 @@ final class IsolationChecker {
   static let cases = 1000
   static let baseSeed: UInt64 = 0x4953_4F4C
 
-  @Test func noScopedInstanceIsObservedOutsideItsOwnersSubtree() {
+  @Test func noScopedInstanceIsObservedOutsideItsOwnersSubtree() async {
     let features = HarnessFeatures.isolation
     var observations = 0
     var violations: [String] = []
     let configuration = HarnessConfiguration.fromEnvironment(
       defaultCases: Self.cases, baseSeed: Self.baseSeed)
     for seed in configuration.seeds {
+      await Task.yield()  // see ModelBasedTests: leave the task pool to other tests between cases
       var generator = CaseGenerator(seed: seed, features: features)
       let spec = generator.generate()
       if configuration.isReplay { print("STRATA_HARNESS_SEED=\(seed) runs\n\(spec)") }
