@@ -150,17 +150,6 @@ final class Registry: @unchecked Sendable {
     return levels.reversed().flatMap(\.ownRegistrations)
   }
 
-  /// How many levels the snapshot has (for tests of the merge policy).
-  var levelCount: Int {
-    var count = 0
-    var level: Registry? = self
-    while let current = level {
-      count += 1
-      level = current.older
-    }
-    return count
-  }
-
   /// A Fibonacci hash of the three identities; the high bits pick the slot.
   @inlinable @inline(__always)
   static func hash(service: UInt, arguments: UInt, nameType: UInt) -> UInt {

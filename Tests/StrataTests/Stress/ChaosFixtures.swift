@@ -163,7 +163,7 @@ final class StressLedger: @unchecked Sendable {
     var weakReferences: [StressWeak] = []
   }
 
-  let state = StressLocked(State())
+  let state = Locked(State())
 
   func count(_ what: String, _ amount: Int = 1) {
     state.withLock { $0.counts[what, default: 0] += amount }

@@ -53,8 +53,8 @@ import Testing
   private static func closeRacingResolveRound<Probe: StressDisposalProbe>(
     order: Order, closeParent: Bool, closeAsync: Bool, _ make: @escaping @Sendable () -> Probe
   ) async -> [String] {
-    let created = StressLocked<[Probe]>([])
-    let failures = StressLocked<[String]>([])
+    let created = Locked<[Probe]>([])
+    let failures = Locked<[String]>([])
     let entered = StressSignal()
     let resolved = StressSignal()
     let go = StressBarrier(2)
@@ -191,8 +191,8 @@ import Testing
     } catch {
       return ["setting up failed: \(error)"]
     }
-    let finishedAtReturn = StressLocked<[Int: Bool]>([:])
-    let failures = StressLocked<[String]>([])
+    let finishedAtReturn = Locked<[Int: Bool]>([:])
+    let failures = Locked<[String]>([])
 
     // Thread 0 closes first; thread 1 closes again once the disposer runs; thread 2 lets the
     // disposer finish 20 ms after the second close was called. (Plain threads all: an `await

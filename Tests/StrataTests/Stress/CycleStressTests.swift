@@ -61,8 +61,8 @@ import Testing
     } catch {
       return ["setting up failed: \(error)"]
     }
-    let results = StressLocked<[Int: [StressNode]]>([:])
-    let failures = StressLocked<[String]>([])
+    let results = Locked<[Int: [StressNode]]>([:])
+    let failures = Locked<[String]>([])
 
     let finished = await stressRunThreads(3, seconds: 10) { index in
       do {
@@ -125,7 +125,7 @@ import Testing
   /// and the scope must stay usable.
   private static func realCycleRound(_ names: [String], _ placement: Placement) async -> [String] {
     let barrier = StressBarrier(names.count)
-    let firstRuns = StressLocked<Set<Int>>([])
+    let firstRuns = Locked<Set<Int>>([])
     let scope: Scope
     do {
       let container = try Container { registry in
@@ -144,7 +144,7 @@ import Testing
     } catch {
       return ["setting up failed: \(error)"]
     }
-    let failures = StressLocked<[String]>([])
+    let failures = Locked<[String]>([])
 
     let finished = await stressRunThreads(names.count, seconds: 10) { index in
       do {

@@ -21,8 +21,8 @@ final class StressLazyHolder: Sendable {
   /// dropped, every scope, service and the container are freed.
   @Test(.timeLimit(.minutes(1)))
   func requestScopesWhoseServicesHoldLazyAndProviderAreFreed() async throws {
-    let tracked = StressLocked<[StressWeak]>([])
-    let failures = StressLocked<[String]>([])
+    let tracked = Locked<[StressWeak]>([])
+    let failures = Locked<[String]>([])
     let finished = try await {
       let container = try Container { registry in
         registry.register(StressNode.self, lifetime: .scoped(.request)) { _ in StressNode("node") }

@@ -61,24 +61,6 @@ enum StressSeed {
 
 // MARK: - Synchronization helpers
 
-/// A value guarded by an `NSLock`.
-///
-/// `@unchecked Sendable`: `value` is read and written only while `lock` is held.
-final class StressLocked<Value>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var value: Value
-
-  init(_ value: Value) {
-    self.value = value
-  }
-
-  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-    lock.lock()
-    defer { lock.unlock() }
-    return try body(&value)
-  }
-}
-
 /// A counting signal that threads wait on with a timeout (a semaphore ThreadSanitizer sees).
 ///
 /// `@unchecked Sendable`: `count` is read and written only while `condition` is locked.
