@@ -14,9 +14,13 @@
 /// }
 /// ```
 ///
-/// A registrar is not `Sendable`: use it only inside the closure that received it.
+/// A registrar is not `Sendable`: use it only inside the closure that received it. Registering
+/// through it (or refining a ``RegistrationHandle``) after that closure returned changes nothing
+/// that was published; resolving the keys concerned then throws `invalidRegistration`.
 public final class Registrar {
   var staged: [any StagedRegistration] = []
+  /// Open until the closure that received this registrar returns.
+  let batch = RegistrationBatch()
 
   init() {}
 
@@ -130,7 +134,12 @@ public final class Registrar {
   }
 
   private func stage<Service>(_ staged: StagedBase<Service>) -> RegistrationHandle<Service> {
-    self.staged.append(staged)
+    staged.batch = batch
+    if batch.isOpen {
+      self.staged.append(staged)
+    } else {
+      batch.reportLateUse { staged.failing(hint: RegistrationBatch.lateRegistrationHint(staged.key)) }
+    }
     return RegistrationHandle(staged: staged)
   }
 
@@ -207,6 +216,14 @@ public struct RegistrationHandle<Service> {
   private func forwarding<Other>(
     to type: Other.Type, as convert: (@Sendable (Service) -> Other)?, location: SourceLocation
   ) -> RegistrationHandle<Service> {
+    guard staged.batch.isOpen else {
+      let key = ServiceKey(service: TypeIdentity(Other.self), arguments: .void, name: staged.key.name)
+      let hint = RegistrationBatch.lateRefinementHint("A forward to `\(key)`", of: staged.key)
+      staged.batch.reportLateUse {
+        [RegistrationBatch.failing(Other.self, key: key, at: location, hint: hint)]
+      }
+      return self
+    }
     staged.forwards.append { (target: Registration<Service>) -> AnyRegistration in
       let key = ServiceKey(
         service: TypeIdentity(Other.self), arguments: .void, name: target.key.name)
@@ -250,6 +267,11 @@ public struct RegistrationHandle<Service> {
   public func onActivated(_ hook: @escaping @Sendable (borrowing Resolver, Service) throws -> Void)
     -> RegistrationHandle<Service>
   {
+    guard staged.batch.isOpen else {
+      let hint = RegistrationBatch.lateRefinementHint("An `onActivated` hook", of: staged.key)
+      staged.batch.reportLateUse { staged.failing(hint: hint) }
+      return self
+    }
     let previous = staged.activation
     staged.activation = { resolver, instance in
       try previous?(resolver, instance)
@@ -265,6 +287,10 @@ protocol StagedRegistration {
 
 /// A registration being built: mutable until its batch is published.
 class StagedBase<Service>: StagedRegistration {
+  let key: ServiceKey
+  let location: SourceLocation
+  /// The batch this registration belongs to; set when it is staged.
+  var batch = RegistrationBatch()
   var activation: Registration<Service>.Activation?
   var forwards: [(Registration<Service>) -> AnyRegistration] = []
   /// A ready-made instance: the registration starts out created and never runs its factory.
@@ -273,13 +299,20 @@ class StagedBase<Service>: StagedRegistration {
   struct Unreachable: Error {}
   static var unreachable: Unreachable { Unreachable() }
 
+  init(key: ServiceKey, location: SourceLocation) {
+    self.key = key
+    self.location = location
+  }
+
   func materialize() throws -> [AnyRegistration] { [] }
+
+  /// A registration under this one's key, with its exact argument types, that throws
+  /// `invalidRegistration` with `hint` when resolved.
+  func failing(hint: String) -> [AnyRegistration] { [] }
 }
 
 final class Staged<Service, each Argument>: StagedBase<Service> {
-  let key: ServiceKey
   let lifetime: Lifetime
-  let location: SourceLocation
   let dependencies: [ServiceKey]?
   let factory: Registration<Service, repeat each Argument>.Factory
 
@@ -287,11 +320,17 @@ final class Staged<Service, each Argument>: StagedBase<Service> {
     key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: [ServiceKey]?,
     factory: @escaping Registration<Service, repeat each Argument>.Factory
   ) {
-    self.key = key
     self.lifetime = lifetime
-    self.location = location
     self.dependencies = dependencies
     self.factory = factory
+    super.init(key: key, location: location)
+  }
+
+  override func failing(hint: String) -> [AnyRegistration] {
+    [
+      RegistrationBatch.failing(
+        Service.self, arguments: repeat (each Argument).self, key: key, at: location, hint: hint)
+    ]
   }
 
   override func materialize() throws -> [AnyRegistration] {

@@ -19,9 +19,17 @@ extension Scope {
   ///   published, and the singleton is made again on first use).
   public final func register(_ build: (Registrar) throws -> Void) throws {
     let registrar = Registrar()
-    try build(registrar)
-    let additions = try registrar.materialize()
-    try publish(additions)
+    let additions: [AnyRegistration]
+    do {
+      try build(registrar)
+      additions = try registrar.materialize()
+      try publish(additions)
+    } catch {
+      registrar.batch.close(publishedTo: nil)
+      throw error
+    }
+    // From here on, a registrar or handle kept past `build` reports its late use.
+    registrar.batch.close(publishedTo: self)
     for registration in additions where registration.kind == .eagerSingleton {
       try registration.createEagerly(in: self)
     }
