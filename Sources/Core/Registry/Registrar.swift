@@ -216,10 +216,10 @@ public struct RegistrationHandle<Service> {
   private func forwarding<Other>(
     to type: Other.Type, as convert: (@Sendable (Service) -> Other)?, location: SourceLocation
   ) -> RegistrationHandle<Service> {
-    guard staged.batch.isOpen else {
+    if let batch = staged.batch, !batch.isOpen {
       let key = ServiceKey(service: TypeIdentity(Other.self), arguments: .void, name: staged.key.name)
       let hint = RegistrationBatch.lateRefinementHint("A forward to `\(key)`", of: staged.key)
-      staged.batch.reportLateUse {
+      batch.reportLateUse {
         [RegistrationBatch.failing(Other.self, key: key, at: location, hint: hint)]
       }
       return self
@@ -267,9 +267,9 @@ public struct RegistrationHandle<Service> {
   public func onActivated(_ hook: @escaping @Sendable (borrowing Resolver, Service) throws -> Void)
     -> RegistrationHandle<Service>
   {
-    guard staged.batch.isOpen else {
+    if let batch = staged.batch, !batch.isOpen {
       let hint = RegistrationBatch.lateRefinementHint("An `onActivated` hook", of: staged.key)
-      staged.batch.reportLateUse { staged.failing(hint: hint) }
+      batch.reportLateUse { staged.failing(hint: hint) }
       return self
     }
     let previous = staged.activation
@@ -290,7 +290,7 @@ class StagedBase<Service>: StagedRegistration {
   let key: ServiceKey
   let location: SourceLocation
   /// The batch this registration belongs to; set when it is staged.
-  var batch = RegistrationBatch()
+  var batch: RegistrationBatch?
   var activation: Registration<Service>.Activation?
   var forwards: [(Registration<Service>) -> AnyRegistration] = []
   /// A ready-made instance: the registration starts out created and never runs its factory.
