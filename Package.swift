@@ -16,7 +16,11 @@ let package = Package(
     .executable(name: "strata-bench", targets: ["StrataBenchmarks"]),
   ],
   targets: [
-    .target(name: "Strata", path: "Sources/Core", swiftSettings: strictSettings),
+    .target(
+      name: "Strata", dependencies: ["CStrataThreadState"], path: "Sources/Core",
+      swiftSettings: strictSettings),
+    // Per-thread state in a C `_Thread_local`, which Swift cannot declare (see ThreadContext.swift).
+    .target(name: "CStrataThreadState", path: "Sources/CThreadState"),
     .target(
       name: "StrataModules", dependencies: ["Strata"], path: "Sources/Modules",
       swiftSettings: strictSettings),

@@ -37,14 +37,13 @@ class AnyRegistration: @unchecked Sendable {
     self.dependencies = dependencies
   }
 
-  /// Throws `depthLimitExceeded` if a resolve `depth` levels deep may not run this registration's
-  /// factory: too many levels, or too little stack left on this thread. (The error reads as a
-  /// `cycle` once its path shows a key twice.)
-  @usableFromInline
-  final func checkDepth(_ depth: Int) throws {
-    if depth >= Resolver.maximumDepth || ThreadContext.withCurrent({ $0.isStackNearlyExhausted() }) {
-      throw ResolutionError.tooDeep(at: key, depth: depth)
-    }
+  /// Throws `depthLimitExceeded`: a resolve `depth` levels deep may not run this registration's
+  /// factory, for too many levels or too little stack left on this thread. (The error reads as a
+  /// `cycle` once its path shows a key twice.) Kept out of line: the check is inlined, the error
+  /// rare.
+  @usableFromInline @inline(never)
+  final func stopTooDeep(_ depth: Int) throws -> Never {
+    throw ResolutionError.tooDeep(at: key, depth: depth)
   }
 
   /// Makes an eager singleton's instance now. Overridden by ``Registration``.

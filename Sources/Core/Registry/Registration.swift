@@ -127,13 +127,13 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
 
   @inlinable @inline(__always)
   final func construct(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
-    // Every 8th level, and the first level of every top-level resolve (which may itself run
-    // inside a factory, through a captured scope), checks that the stack has room left; a shared
-    // instance's own factory was checked by `withResolver(depth:captor:_:)` already.
-    if resolver.depth & 7 == 1 && resolver.captor?.toOpaque() != Unmanaged.passUnretained(self).toOpaque()
-      || resolver.depth >= Resolver.maximumDepth
+    // The first level of every top-level resolve (which may itself run inside a factory, through
+    // a captured scope), and every 8th level below it, checks the depth limit and that the stack
+    // has room left: a frame-address compare against a thread-local floor.
+    if resolver.depth & 7 == 1,
+      resolver.depth > Resolver.maximumDepth || ThreadContext.isStackNearlyExhausted
     {
-      try checkDepth(resolver.depth)
+      try stopTooDeep(resolver.depth)
     }
     do {
       return try factory(resolver, repeat each arguments)

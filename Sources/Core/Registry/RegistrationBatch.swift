@@ -8,8 +8,13 @@
 final class RegistrationBatch {
   /// Whether the closure that received the registrar is still running.
   private(set) var isOpen = true
-  /// The scope the batch was published to, while it lives; `nil` before, or if abandoned.
-  private weak var scope: Scope?
+  /// The scope the batch was published to; `nil` before, or if abandoned.
+  ///
+  /// Strong, not `weak`: a weak reference would give the scope (usually the container) a side
+  /// table, which slows every retain and release of it for its whole life. A registrar is dropped
+  /// when its closure returns; one kept past it (the misuse this type reports) keeps its scope
+  /// alive as long as it is kept.
+  private var scope: Scope?
 
   init() {}
 
@@ -20,7 +25,7 @@ final class RegistrationBatch {
   }
 
   /// Publishes `failures`, registrations that throw, in the scope the batch went to. An abandoned
-  /// batch or a scope already closed or freed has nobody to resolve them: nothing to do then.
+  /// batch or a closed scope has nobody to resolve them: nothing to do then.
   func reportLateUse(_ failures: () -> [AnyRegistration]) {
     guard let scope else { return }
     try? scope.publish(failures())

@@ -138,13 +138,12 @@ enum ResolutionNesting {
   static var limit: Int { 32 }
 
   static func nest<Result>(_ key: ServiceKey, _ body: () throws -> Result) throws -> Result {
-    let context = ThreadContext.current.takeUnretainedValue()
-    let depth = context.lazyNesting
-    guard depth < limit, !context.isStackNearlyExhausted() else {
+    let depth = ThreadContext.lazyNesting
+    guard depth < limit, !ThreadContext.isStackNearlyExhausted else {
       throw ResolutionError.tooDeep(at: key, depth: depth)
     }
-    context.lazyNesting = depth + 1
-    defer { context.lazyNesting = depth }
+    ThreadContext.lazyNesting = depth + 1
+    defer { ThreadContext.lazyNesting = depth }
     return try body()
   }
 }

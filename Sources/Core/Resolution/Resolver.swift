@@ -70,13 +70,12 @@ extension Scope {
   ) throws -> Result {
     // (Not `guard let captor`: binding it, and capturing it below, would retain it.)
     guard captor != nil else { return try withFreshResolver(depth: depth, captor: nil, body) }
-    let context = ThreadContext.current
-    if context._withUnsafeGuaranteedRef({ $0.isStackNearlyExhausted() }) {
+    if ThreadContext.isStackNearlyExhausted {
       throw Scope.tooDeep(creating: captor, depth: depth)
     }
-    let outerOwner = context._withUnsafeGuaranteedRef { $0.ambientOwner }
-    context._withUnsafeGuaranteedRef { $0.ambientOwner = Unmanaged.passUnretained(self) }
-    defer { context._withUnsafeGuaranteedRef { $0.ambientOwner = outerOwner } }
+    let outerOwner = ThreadContext.ambientOwner
+    ThreadContext.ambientOwner = Unmanaged.passUnretained(self)
+    defer { ThreadContext.ambientOwner = outerOwner }
     return try withFreshResolver(depth: depth, captor: captor, body)
   }
 

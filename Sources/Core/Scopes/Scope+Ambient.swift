@@ -15,7 +15,7 @@ extension Scope {
   /// if none was, the one current at their first access). It is the only ambient state Strata has;
   /// there is no global container.
   public static var current: Scope? {
-    if let owner = ThreadContext.withCurrent({ $0.ambientOwner }) { return owner.takeUnretainedValue() }
+    if let owner = ThreadContext.ambientOwner { return owner.takeUnretainedValue() }
     return ambient
   }
 
@@ -49,10 +49,9 @@ extension Scope {
     let result: Result
     do {
       // Inside a shared instance's factory, the new scope (not the factory's owner) is current.
-      let context = ThreadContext.current.takeUnretainedValue()
-      let outerOwner = context.ambientOwner
-      context.ambientOwner = nil
-      defer { context.ambientOwner = outerOwner }
+      let outerOwner = ThreadContext.ambientOwner
+      ThreadContext.ambientOwner = nil
+      defer { ThreadContext.ambientOwner = outerOwner }
       result = try Scope.$ambient.withValue(scope) { try body(scope) }
     } catch {
       throw ScopeExitError.closing(scope, after: error)

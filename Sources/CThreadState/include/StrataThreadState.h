@@ -1,0 +1,62 @@
+// What Strata keeps per thread, in C because Swift has no thread-local variables: a
+// `_Thread_local` read costs one instruction where a pthread key costs a library call.
+//
+// Invariant: the state is reached only from its own thread (through `strata_thread_state()`), so
+// its fields need no synchronization, and nothing it holds is retained: `ambient_owner` is set
+// only while a resolve that holds that scope runs a factory.
+
+#ifndef STRATA_THREAD_STATE_H
+#define STRATA_THREAD_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#if __has_feature(nullability)
+#pragma clang assume_nonnull begin
+#endif
+
+typedef struct strata_thread_state {
+  /// The lowest stack address a resolve may reach before it stops with an error.
+  uintptr_t stack_floor;
+  /// The stack's highest address minus `stack_floor`; 0 until the stack is measured, and while
+  /// it is unknown, so that every check then takes the slow path.
+  uintptr_t stack_span;
+  /// The bounds of this thread's stack, once measured; both 0 if they cannot be known.
+  uintptr_t stack_lowest;
+  uintptr_t stack_highest;
+  /// Whether the stack was measured.
+  bool stack_measured;
+  /// How many `Lazy`/`Provider`/`@Injected` resolves enclose the running code on this thread.
+  intptr_t lazy_nesting;
+  /// The scope (unretained) whose shared instance the innermost running factory makes, or NULL.
+  const void *_Nullable ambient_owner;
+} strata_thread_state_t;
+
+extern _Thread_local strata_thread_state_t strata_thread_state_storage;
+
+/// The calling thread's state.
+static inline strata_thread_state_t *strata_thread_state(void) {
+  return &strata_thread_state_storage;
+}
+
+/// The slow path of `strata_stack_is_low`: measures the stack on first use, and decides for an
+/// address outside the fast range.
+bool strata_stack_is_low_slow(uintptr_t address);
+
+/// Whether the caller's frame is so near this thread's stack end that a resolve must stop: deeper
+/// recursion would overflow it. `false` where the stack cannot be known (a stack the thread's
+/// attributes do not describe, say), where only the depth limits apply.
+static inline bool strata_stack_is_low(void) {
+  strata_thread_state_t *state = &strata_thread_state_storage;
+  uintptr_t frame = (uintptr_t)__builtin_frame_address(0);
+  if (__builtin_expect(frame - state->stack_floor < state->stack_span, 1)) {
+    return false;
+  }
+  return strata_stack_is_low_slow(frame);
+}
+
+#if __has_feature(nullability)
+#pragma clang assume_nonnull end
+#endif
+
+#endif
