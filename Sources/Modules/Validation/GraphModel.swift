@@ -17,6 +17,8 @@ struct GraphModel {
   let tags: [ScopeTag]
   /// `root → session("s1")`: the chain the graph was read from.
   let chainDescription: String
+  /// Each scope of the chain as it reads in messages: `root`, `session("s1")`.
+  let scopeTitles: [String]
   /// How many of `tags` are scopes that exist (the rest are expected ones, without registrations).
   let existingCount: Int
   /// Whether the expected scopes below were given: then no other scope is assumed to exist.
@@ -30,7 +32,8 @@ struct GraphModel {
   init(scope: Scope, expecting expected: [ScopeTag]) {
     let chain = scope.registrationsByScope
     tags = chain.map(\.scope.tag) + expected
-    chainDescription = chain.map(\.scope.description).joined(separator: " → ")
+    scopeTitles = chain.map(\.scope.description)
+    chainDescription = scopeTitles.joined(separator: " → ")
     existingCount = chain.count
     isComplete = !expected.isEmpty
     var nodes: [Node] = []
@@ -78,5 +81,14 @@ struct GraphModel {
   /// `position`: the nearest at or above it with `tag`.
   func owner(tagged tag: ScopeTag, from position: Int) -> Int? {
     tags[...min(position, deepest)].lastIndex(of: tag)
+  }
+
+  /// The position a node's dependencies are usually resolved from: the scope holding a singleton
+  /// or weak registration, the scope owning a `scoped(tag)` one, else the deepest scope.
+  func resolvingPosition(of node: Node) -> Int {
+    let lifetime = node.registration.lifetime
+    if lifetime == .singleton || lifetime == .eagerSingleton || lifetime == .weak { return node.position }
+    if let tag = lifetime.scopeTag, let owner = owner(tagged: tag, from: deepest) { return owner }
+    return deepest
   }
 }

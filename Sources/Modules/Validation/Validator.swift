@@ -160,19 +160,11 @@ struct Validator {
 
   // MARK: Cycles
 
-  /// The position a node's dependencies are resolved from, for the cycle search.
-  private func resolvingPosition(of node: GraphModel.Node) -> Int {
-    let lifetime = node.registration.lifetime
-    if lifetime == .singleton || lifetime == .eagerSingleton || lifetime == .weak { return node.position }
-    if let tag = lifetime.scopeTag, let owner = graph.owner(tagged: tag, from: graph.deepest) { return owner }
-    return graph.deepest
-  }
-
   /// Reports every cycle of immediate (not deferred) dependencies found by a depth-first search:
   /// one per edge that closes a cycle.
   private mutating func checkCycles() {
     let targets: [[Int]] = graph.nodes.map { node in
-      let position = resolvingPosition(of: node)
+      let position = graph.resolvingPosition(of: node)
       return (node.edges ?? []).filter { !$0.isDeferred }.compactMap { graph.lookup($0.key, from: position) }
     }
     /// 0: not reached, 1: on the current path, 2: done.
