@@ -63,8 +63,25 @@ struct Validator {
     let start: Int
   }
 
-  /// Walks the dependencies of node `start` as a resolve of it would, through transient and graph
-  /// services, and reports what is missing, mismatched or captured on the way.
+  /// A `scoped` service reachable from a node through transient and graph services only (whose
+  /// dependencies are resolved where the node's are).
+  private struct Reached {
+    /// The scoped node.
+    let target: Int
+    /// The next node on the way there: `target` itself for a direct dependency.
+    let hop: Int
+    /// Whether the way there goes through a `Lazy` or `Provider` (then it is resolved later, at
+    /// the top level, without a captor).
+    let isDeferred: Bool
+  }
+
+  /// ``reach(from:at:)`` per node and position.
+  private var reachMemo: [Int: [Reached]] = [:]
+  private var reachInProgress: Set<Int> = []
+
+  /// Checks the resolve of node `start` as the core would make it: its context (where its
+  /// dependencies are resolved, and whether it captures what it reaches), then each scoped service
+  /// it reaches through transient services. Missing dependencies are reported on the way.
   private mutating func checkResolves(startingAt start: Int) {
     let node = graph.nodes[start]
     let lifetime = node.registration.lifetime
@@ -88,43 +105,93 @@ struct Validator {
         position: graph.deepest, captor: isScoped ? start : nil, isFixed: graph.isComplete, start: start)
     }
 
-    // Depth-first through transient and graph services; each reached once per start.
-    var visited: Set<Int> = [start]
-    var stack: [(node: Int, path: [ServiceKey])] = [(start, [node.registration.key])]
-    while let (current, path) = stack.popLast() {
-      for edge in graph.nodes[current].edges ?? [] {
-        let edgePath = path + [edge.key]
-        guard let target = graph.lookup(edge.key, from: context.position) else {
-          reportMissing(edge.key, path: edgePath, dependent: current, from: context.position)
-          continue
-        }
-        let found = graph.nodes[target].registration
-        if let tag = found.lifetime.scopeTag {
-          // A `Lazy` or `Provider` resolves later, at the top level, from the same scope.
-          checkTag(
-            tag, of: target, path: edgePath, context: context, captor: edge.isDeferred ? nil : context.captor)
-          continue
-        }
-        if edge.isDeferred { continue }
-        if found.lifetime == .scoped, let captor = context.captor, isSingletonLike(captor) {
-          add(
-            .captiveDependency, key: found.key, path: edgePath, at: graph.nodes[captor].registration,
-            .captive(
-              captor: graph.nodes[captor].registration, captured: found, scopes: scopeText(context.position)))
-        }
-        if (found.lifetime == .transient || found.lifetime == .graph) && visited.insert(target).inserted {
-          stack.append((target, edgePath))
-        }
+    for reached in reach(from: start, at: context.position) {
+      let found = graph.nodes[reached.target].registration
+      if let tag = found.lifetime.scopeTag {
+        checkTag(tag, of: reached, context: context, captor: reached.isDeferred ? nil : context.captor)
+      } else if !reached.isDeferred, let captor = context.captor, isSingletonLike(captor) {
+        add(
+          .captiveDependency, key: found.key, path: path(to: reached, from: start, at: context.position),
+          at: graph.nodes[captor].registration,
+          .captive(
+            captor: graph.nodes[captor].registration, captured: found, scopes: scopeText(context.position)))
       }
     }
   }
 
+  /// The scoped services reachable from `start` through transient and graph services, with its
+  /// dependencies resolved from `position`, in the order a depth-first walk meets them. Reports
+  /// missing dependencies of every node it passes. Memoized per node and position, and iterative,
+  /// so that long chains cost linear time and no stack.
+  private mutating func reach(from start: Int, at position: Int) -> [Reached] {
+    let positions = graph.tags.count
+    func memoKey(_ node: Int) -> Int { node * positions + position }
+    if let done = reachMemo[memoKey(start)] { return done }
+
+    struct Frame {
+      let node: Int
+      let edges: [ServiceDependency]
+      var next = 0
+      var found: [Reached] = []
+      var seen: Set<Int> = []
+
+      mutating func merge(_ reached: [Reached], via hop: Int) {
+        for entry in reached where seen.insert(entry.target).inserted {
+          found.append(Reached(target: entry.target, hop: hop, isDeferred: entry.isDeferred))
+        }
+      }
+    }
+
+    var frames = [Frame(node: start, edges: graph.nodes[start].edges ?? [])]
+    reachInProgress.insert(memoKey(start))
+    while let top = frames.last {
+      guard top.next < top.edges.count else {
+        frames.removeLast()
+        reachInProgress.remove(memoKey(top.node))
+        reachMemo[memoKey(top.node)] = top.found
+        if !frames.isEmpty { frames[frames.count - 1].merge(top.found, via: top.node) }
+        continue
+      }
+      let edge = top.edges[top.next]
+      frames[frames.count - 1].next += 1
+      guard let target = graph.lookup(edge.key, from: position) else {
+        reportMissing(edge.key, dependent: top.node, from: position)
+        continue
+      }
+      let lifetime = graph.nodes[target].registration.lifetime
+      if lifetime.scopeTag != nil || (lifetime == .scoped && !edge.isDeferred) {
+        frames[frames.count - 1].merge(
+          [Reached(target: target, hop: target, isDeferred: edge.isDeferred)], via: target)
+      } else if !edge.isDeferred && (lifetime == .transient || lifetime == .graph) {
+        if let done = reachMemo[memoKey(target)] {
+          frames[frames.count - 1].merge(done, via: target)
+        } else if reachInProgress.insert(memoKey(target)).inserted {  // else a cycle, reported apart
+          frames.append(Frame(node: target, edges: graph.nodes[target].edges ?? []))
+        }
+      }
+    }
+    return reachMemo[memoKey(start)] ?? []
+  }
+
+  /// The keys from `start` to the scoped service of `reached`, following the recorded hops.
+  private func path(to reached: Reached, from start: Int, at position: Int) -> [ServiceKey] {
+    var keys = [graph.nodes[start].registration.key]
+    var hop = reached.hop
+    while keys.count <= graph.nodes.count {
+      keys.append(graph.nodes[hop].registration.key)
+      guard hop != reached.target,
+        let next = reachMemo[hop * graph.tags.count + position]?.first(where: { $0.target == reached.target })
+      else { break }
+      hop = next.hop
+    }
+    return keys
+  }
+
   /// Reports a `scoped(tag)` service reached where no scope with `tag` encloses the resolve.
-  private mutating func checkTag(
-    _ tag: ScopeTag, of target: Int, path: [ServiceKey], context: Context, captor: Int?
-  ) {
+  private mutating func checkTag(_ tag: ScopeTag, of reached: Reached, context: Context, captor: Int?) {
     guard context.isFixed, graph.owner(tagged: tag, from: context.position) == nil else { return }
-    let found = graph.nodes[target].registration
+    let found = graph.nodes[reached.target].registration
+    let path = path(to: reached, from: context.start, at: context.position)
     if let captor {
       let registration = graph.nodes[captor].registration
       add(
@@ -137,10 +204,9 @@ struct Validator {
     }
   }
 
-  private mutating func reportMissing(
-    _ key: ServiceKey, path: [ServiceKey], dependent: Int, from position: Int
-  ) {
+  private mutating func reportMissing(_ key: ServiceKey, dependent: Int, from position: Int) {
     let registration = graph.nodes[dependent].registration
+    let path = [registration.key, key]
     let variants = graph.argumentVariants(of: key, from: position)
     // One report per dependent and key, whichever resolve reached it first.
     guard seen.insert("\(registration.identity)|\(key)").inserted else { return }
