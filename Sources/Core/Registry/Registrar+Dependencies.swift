@@ -38,7 +38,7 @@ extension Registrar {
     let staged = Staged<Service, repeat each Argument>(
       key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
       lifetime: lifetime, location: SourceLocation(fileID, line),
-      dependencies: dependencies.map(\.key), factory: factory)
+      dependencies: [], factory: factory)  // the declaration is kept in the attributes alone
     staged.attributes.declaredDependencies = dependencies
     self.staged.append(staged)
     return RegistrationHandle(staged: staged)

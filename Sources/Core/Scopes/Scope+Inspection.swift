@@ -13,7 +13,9 @@ extension Scope {
     try build(registrar)
     let materialized = try registrar.materialize()
     let dropped = try review(materialized.map(\.descriptor))
-    let additions = materialized.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
+    let additions =
+      dropped.isEmpty
+      ? materialized : materialized.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
     try publish(additions)
     for registration in additions where registration.kind == .eagerSingleton {
       try registration.createEagerly(in: self)

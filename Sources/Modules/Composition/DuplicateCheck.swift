@@ -13,23 +13,39 @@ struct DuplicateCheck {
   /// The positions in `batch` of registrations an override replaces: left out of the batch, so
   /// that `resolveAll` returns the override alone.
   ///
+  /// Linear in the batch and the existing registrations; only keys registered more than once, or
+  /// overridden, or registered before, are looked at closely.
+  ///
   /// - Throws: ``ModuleError`` for a duplicate, a duplicate override or a stale override.
   func replacedPositions() throws -> Set<Int> {
-    var positions: [ServiceKey: [Int]] = [:]
-    var keys: [ServiceKey] = []
+    var existingByKey: [ServiceKey: [Int]] = [:]
+    for (index, registration) in existing.enumerated() {
+      existingByKey[registration.key, default: []].append(index)
+    }
+    // The first position of each key, and the keys that need a closer look, in batch order.
+    var first: [ServiceKey: Int] = [:]
+    first.reserveCapacity(batch.count)
+    var closer: [ServiceKey] = []
+    var marked: Set<ServiceKey> = []
     for (index, registration) in batch.enumerated() {
-      if positions[registration.key] == nil { keys.append(registration.key) }
+      let key = registration.key
+      let isNew = first[key] == nil
+      if isNew { first[key] = index }
+      let needsLook = !isNew || registration.isOverride || existingByKey[key] != nil
+      if needsLook && marked.insert(key).inserted { closer.append(key) }
+    }
+    guard !closer.isEmpty else { return [] }
+    var positions: [ServiceKey: [Int]] = [:]
+    for (index, registration) in batch.enumerated() where marked.contains(registration.key) {
       positions[registration.key, default: []].append(index)
     }
-    var existingByKey: [ServiceKey: [RegistrationDescriptor]] = [:]
-    for registration in existing { existingByKey[registration.key, default: []].append(registration) }
 
     var replaced: Set<Int> = []
-    for key in keys {
+    for key in closer {
       let registrations = (positions[key] ?? []).map { ($0, batch[$0]) }
       let overrides = registrations.filter { $0.1.isOverride }.map(\.1)
       let plain = registrations.filter { !$0.1.isOverride }
-      let earlier = existingByKey[key] ?? []
+      let earlier = (existingByKey[key] ?? []).map { existing[$0] }
       if let (first, second) = twoModules(among: overrides) {
         throw error(.duplicateOverride, key, first, second)
       }
