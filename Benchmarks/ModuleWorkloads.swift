@@ -13,8 +13,8 @@ extension Workload {
     id: "validate-10k",
     summary: "validate() on the build-10k container (100 modules, 10,000 registrations)",
     allocationIterations: 20
-  ) { _ in
-    let application = ModuleApplication(modules: 100, registrations: 10_000)
+  ) { options in
+    let application = ModuleApplication(modules: 100, registrations: 10_000, fill: options.registryFill)
     let container = try Container(modules: application.modules)
     let report = try container.validate()
     try expect(
@@ -37,8 +37,9 @@ extension Workload {
       summary:
         "Container(modules:) from \(modules) modules, \(registrations) registrations (built and freed)",
       allocationIterations: 20
-    ) { _ in
-      let application = ModuleApplication(modules: modules, registrations: registrations)
+    ) { options in
+      let application = ModuleApplication(
+        modules: modules, registrations: registrations, fill: options.registryFill)
       let container = try Container(modules: application.modules)
       try expect(
         container.registrations.count == registrations && container.installedModules.count == modules,
@@ -60,17 +61,24 @@ extension Workload {
 /// once). In each module the first service is a singleton depending on the first service of the
 /// required module; each other service depends on the one before it, and every tenth is a
 /// singleton, the rest transient. All are closure factories declaring their dependency.
+///
+/// The services are distinct filler types by default; with `--registry-fill names` they are one
+/// type under `Int` names, which shows what the distinct types' generic metadata costs.
 struct ModuleApplication: Sendable {
   let modules: [any Module]
   let types: [any Filler.Type]
   let perModule: Int
+  let fill: RegistryFill
 
-  init(modules count: Int, registrations: Int) {
-    let types = (0..<registrations).map(fillerType)
+  init(modules count: Int, registrations: Int, fill: RegistryFill) {
+    let types = fill == .types ? (0..<registrations).map(fillerType) : []
     let perModule = registrations / count
     self.types = types
     self.perModule = perModule
-    modules = (0..<count).map { FillerModule(index: $0, perModule: perModule, types: types) }
+    self.fill = fill
+    modules = (0..<count).map {
+      FillerModule(index: $0, perModule: perModule, registrations: registrations, types: types)
+    }
   }
 
   /// The dependency of service `number`, if it has one.
@@ -80,25 +88,39 @@ struct ModuleApplication: Sendable {
     return module == 0 ? nil : (module - 1) / 2 * perModule
   }
 
+  private var count: Int { perModule * modules.count }
+
   func naiveContainer() -> NaiveContainer {
     let naive = NaiveContainer()
-    for (number, type) in types.enumerated() { registerNaive(type, singleton: number % 10 == 0, in: naive) }
+    for number in 0..<count {
+      if fill == .types {
+        registerNaive(types[number], singleton: number % 10 == 0, in: naive)
+      } else {
+        naive.register(FillerService.self, name: number) { _ in FillerService() }
+      }
+    }
     return naive
   }
 
   func resolveAll(from naive: NaiveContainer) throws {
-    for type in types { try resolveNaive(type, from: naive) }
+    for number in 0..<count {
+      if fill == .types {
+        try resolveNaive(types[number], from: naive)
+      } else {
+        blackHole(try naive.resolve(FillerService.self, name: number))
+      }
+    }
   }
 
   func manualGraph() -> ManualGraph {
+    func key(_ number: Int) -> ManualGraph.Key {
+      fill == .types ? .type(ObjectIdentifier(types[number])) : .name(number)
+    }
     var graph = ManualGraph()
-    for (number, type) in types.enumerated() {
-      graph.factories[ObjectIdentifier(type)] = makeFactory(type)
-      graph.dependencies.append(
-        (
-          ObjectIdentifier(type),
-          Self.dependency(of: number, perModule: perModule).map { ObjectIdentifier(types[$0]) }
-        ))
+    for number in 0..<count {
+      graph.factories[key(number)] =
+        fill == .types ? makeFactory(types[number]) : { FillerService() as any Sendable }
+      graph.dependencies.append((key(number), Self.dependency(of: number, perModule: perModule).map(key)))
     }
     return graph
   }
@@ -106,8 +128,13 @@ struct ModuleApplication: Sendable {
 
 /// What a hand-written composition root holds: a factory per service and each one's dependency.
 struct ManualGraph: Sendable {
-  var factories: [ObjectIdentifier: @Sendable () -> any Sendable] = [:]
-  var dependencies: [(ObjectIdentifier, ObjectIdentifier?)] = []
+  enum Key: Hashable, Sendable {
+    case type(ObjectIdentifier)
+    case name(Int)
+  }
+
+  var factories: [Key: @Sendable () -> any Sendable] = [:]
+  var dependencies: [(Key, Key?)] = []
 
   var allDependenciesPresent: Bool {
     dependencies.allSatisfy { $0.1.map { factories[$0] != nil } ?? true }
@@ -118,28 +145,41 @@ struct ManualGraph: Sendable {
 struct FillerModule: Module {
   let index: Int
   let perModule: Int
+  let registrations: Int
+  /// The distinct types, or empty to register `FillerService` under `Int` names.
   let types: [any Filler.Type]
 
   var moduleID: ModuleID { ModuleID(Self.self, index) }
 
   var requires: [any Module] {
-    index == 0 ? [] : [FillerModule(index: (index - 1) / 2, perModule: perModule, types: types)]
+    guard index > 0 else { return [] }
+    return [
+      FillerModule(index: (index - 1) / 2, perModule: perModule, registrations: registrations, types: types)
+    ]
   }
 
   func register(in registry: Registrar) {
     for number in index * perModule..<(index + 1) * perModule {
-      let dependency = ModuleApplication.dependency(of: number, perModule: perModule).map { types[$0] }
-      registerFiller(types[number], dependency: dependency, singleton: number % 10 == 0, in: registry)
+      let dependency = ModuleApplication.dependency(of: number, perModule: perModule)
+      let lifetime: Lifetime = number % 10 == 0 ? .singleton : .transient
+      if types.isEmpty {
+        registry.register(
+          FillerService.self, name: number, lifetime: lifetime,
+          dependsOn: dependency.map { [.service(FillerService.self, name: $0)] } ?? []
+        ) { _ in FillerService() }
+      } else {
+        registerFiller(
+          types[number], dependency: dependency.map { types[$0] }, lifetime: lifetime, in: registry)
+      }
     }
   }
 }
 
 private func registerFiller<F: Filler>(
-  _ type: F.Type, dependency: (any Filler.Type)?, singleton: Bool, in registry: Registrar
+  _ type: F.Type, dependency: (any Filler.Type)?, lifetime: Lifetime, in registry: Registrar
 ) {
   let dependencies: [ServiceDependency] = dependency.map { [.service($0)] } ?? []
-  registry.register(F.self, lifetime: singleton ? .singleton : .transient, dependsOn: dependencies) { _ in F()
-  }
+  registry.register(F.self, lifetime: lifetime, dependsOn: dependencies) { _ in F() }
 }
 
 private func registerNaive<F: Filler>(_ type: F.Type, singleton: Bool, in naive: NaiveContainer) {
