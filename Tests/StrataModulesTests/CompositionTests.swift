@@ -193,3 +193,30 @@ private struct FailingHookModule: Module {
     #expect(container.registrations.map(\.module) == ["GreetingModule", "CounterModule"])
   }
 }
+
+/// Counts its configure steps, to prove a module installed from several threads loads once.
+private struct CountedModule: Module {
+  let runs: FactoryRuns
+  func register(in registry: Registrar) {
+    runs.tick()
+    registry.register(Counter.self, lifetime: .singleton) { _ in Counter() }
+  }
+}
+
+@Suite struct ConcurrentInstallTests {
+  @Test func oneModuleInstalledFromManyTasksAtOnceLoadsOnce() async throws {
+    for _ in 0..<20 {
+      let runs = FactoryRuns()
+      let container = Container()
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<8 {
+          group.addTask { try container.install(CountedModule(runs: runs)) }
+        }
+        try await group.waitForAll()
+      }
+      #expect(runs.value == 1)
+      #expect(container.installedModules == [ModuleID(CountedModule.self)])
+      #expect(container.registrations.count == 1)
+    }
+  }
+}

@@ -7,7 +7,7 @@ extension Scope {
   /// try container.install(PersistenceModule(), NetworkingModule())
   /// ```
   ///
-  /// See ``install(_:)-([any Module])`` for the rules.
+  /// See ``install(_:)-([Module])`` for the rules.
   ///
   /// - Parameter modules: The modules to install.
   /// - Throws: ``ModuleError`` for a duplicate registration, a module cycle, a stale override or
@@ -27,7 +27,7 @@ extension Scope {
   /// - Modules load in dependency order: each after the modules it ``Module/requires``, ties
   ///   broken by the order they are given or required in.
   /// - A key registered by two modules is an error, unless one of them is an override
-  ///   (``Strata/RegistrationHandle/overriding()`` or ``Module/overridden(by:)``); an override
+  ///   (`RegistrationHandle.overriding()` or ``Module/overridden(by:)``); an override
   ///   replaces the other modules' registrations of its key in the same installation, so that
   ///   `resolveAll` returns the override alone. Registrations of an ancestor scope, or of an
   ///   earlier installation in this scope, stay visible to `resolveAll`, before the override.
@@ -97,7 +97,7 @@ extension Scope {
   ///   - name: An optional label for messages.
   ///   - modules: The modules to install in it.
   /// - Returns: The new scope.
-  /// - Throws: What ``install(_:)-([any Module])`` throws; the new scope is closed then.
+  /// - Throws: What ``install(_:)-([Module])`` throws; the new scope is closed then.
   public func makeScope(_ tag: ScopeTag, name: String? = nil, modules: [any Module]) throws -> Scope {
     let child = try makeScope(tag, name: name)
     do {
@@ -127,7 +127,7 @@ extension Container {
   /// ```
   ///
   /// - Parameter modules: The modules to install, with the modules they require.
-  /// - Throws: What ``Strata/Scope/install(_:)-([any Module])`` throws.
+  /// - Throws: What ``Strata/Scope/install(_:)-([Module])`` throws.
   public convenience init(modules: [any Module]) throws {
     self.init()
     try install(modules)
