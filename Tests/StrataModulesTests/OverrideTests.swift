@@ -113,8 +113,12 @@ private struct TwoGreetersModule: Module {
     #expect(try container.resolveAll((any Greeter).self).map { $0.greet("Di") } == ["Di."])
     #expect(container.registrations.map(\.module) == ["GruffReplacementModule"])
     #expect(
-      container.installedModules.map(\.description) == ["GreetingModule overridden by GruffReplacementModule"]
-    )
+      container.installedModules.map(\.description) == [
+        "GreetingModule overridden by GruffReplacementModule", "GreetingModule", "GruffReplacementModule",
+      ])
+    // The base is installed, as part of the composition: requiring it later loads nothing more.
+    try container.install(GreetingModule())
+    #expect(try container.resolveAll((any Greeter).self).map { $0.greet("Di") } == ["Di."])
   }
 
   @Test func anOverrideThatReplacesNothingIsReported() throws {

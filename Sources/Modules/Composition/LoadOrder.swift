@@ -24,6 +24,8 @@ enum LoadOrder {
         guard top.next < top.requires.count else {
           stack.removeLast()
           done[top.id] = true
+          // A composition stands for its parts: a module requiring one of them is satisfied.
+          for part in top.module.partIDs where done[part] == nil { done[part] = true }
           order.append(top.module)
           continue
         }

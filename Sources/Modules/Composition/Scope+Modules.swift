@@ -48,7 +48,8 @@ extension Scope {
     // Claimed under the lock, so that two threads installing one module into one scope load it once.
     plan = withInstalledModules { ids in
       let fresh = plan.filter { !ids.contains(AnyHashable($0.moduleID)) }
-      ids += fresh.map { AnyHashable($0.moduleID) }
+      // A composition is recorded with its parts, so that requiring one later loads nothing.
+      ids += fresh.flatMap { $0.partIDs.map(AnyHashable.init) }
       return fresh
     }
     guard !plan.isEmpty else { return }
@@ -69,7 +70,7 @@ extension Scope {
           ).replacedPositions()
         })
     } catch {
-      let claimed = Set(plan.map { AnyHashable($0.moduleID) })
+      let claimed = Set(plan.flatMap { $0.partIDs.map(AnyHashable.init) })
       withInstalledModules { ids in ids.removeAll { claimed.contains($0) } }
       throw error
     }
@@ -108,7 +109,8 @@ extension Scope {
     return child
   }
 
-  /// The identities of the modules installed in this scope (not its ancestors), in load order.
+  /// The identities of the modules installed in this scope (not its ancestors), in load order; a
+  /// composition (``Module/overridden(by:)``) is followed by its parts, which count as installed.
   ///
   /// ```swift
   /// print(container.installedModules)   // [LoggingModule, PersistenceModule]
