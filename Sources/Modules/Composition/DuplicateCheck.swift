@@ -5,23 +5,20 @@ import Strata
 struct DuplicateCheck {
   /// The batch, in load order.
   let batch: [RegistrationDescriptor]
-  /// What the scope and its ancestors hold already, root first.
-  let existing: [RegistrationDescriptor]
+  /// What the scope and its ancestors hold already for a key, root first.
+  let existing: (ServiceKey) -> [RegistrationDescriptor]
   /// The identities of the modules known to the installation, by the name registrations record.
   let moduleIDs: [String: ModuleID]
 
   /// The positions in `batch` of registrations an override replaces: left out of the batch, so
   /// that `resolveAll` returns the override alone.
   ///
-  /// Linear in the batch and the existing registrations; only keys registered more than once, or
+  /// Linear in the batch (times the depth of the scope chain); only keys registered more than once, or
   /// overridden, or registered before, are looked at closely.
   ///
   /// - Throws: ``ModuleError`` for a duplicate, a duplicate override or a stale override.
   func replacedPositions() throws -> Set<Int> {
-    var existingByKey: [ServiceKey: [Int]] = [:]
-    for (index, registration) in existing.enumerated() {
-      existingByKey[registration.key, default: []].append(index)
-    }
+    var existingByKey: [ServiceKey: [RegistrationDescriptor]] = [:]
     // The first position of each key, and the keys that need a closer look, in batch order.
     var first: [ServiceKey: Int] = [:]
     first.reserveCapacity(batch.count)
@@ -30,7 +27,11 @@ struct DuplicateCheck {
     for (index, registration) in batch.enumerated() {
       let key = registration.key
       let isNew = first[key] == nil
-      if isNew { first[key] = index }
+      if isNew {
+        first[key] = index
+        let earlier = existing(key)
+        if !earlier.isEmpty { existingByKey[key] = earlier }
+      }
       let needsLook = !isNew || registration.isOverride || existingByKey[key] != nil
       if needsLook && marked.insert(key).inserted { closer.append(key) }
     }
@@ -45,7 +46,7 @@ struct DuplicateCheck {
       let registrations = (positions[key] ?? []).map { ($0, batch[$0]) }
       let overrides = registrations.filter { $0.1.isOverride }.map(\.1)
       let plain = registrations.filter { !$0.1.isOverride }
-      let earlier = (existingByKey[key] ?? []).map { existing[$0] }
+      let earlier = existingByKey[key] ?? []
       if let (first, second) = twoModules(among: overrides) {
         throw error(.duplicateOverride, key, first, second)
       }

@@ -39,10 +39,11 @@ extension Scope {
   ///   a failing hook; `ResolutionError` for an invalid registration or a failing eager singleton.
   ///   Nothing is registered after any of these but a failing hook or eager singleton.
   public func install(_ modules: [any Module]) throws {
-    let chain = registrationsByScope
     var installed: [ModuleID] = []
-    for (scope, _) in chain {
-      installed += scope.withInstalledModules { $0.compactMap { $0 as? ModuleID } }
+    var scope: Scope? = self
+    while let current = scope {
+      installed += current.installedModuleIdentities.compactMap { $0 as? ModuleID }
+      scope = current.parent
     }
     var plan = try LoadOrder.of(modules, skipping: Set(installed))
     // Claimed under the lock, so that two threads installing one module into one scope load it once.
@@ -65,9 +66,8 @@ extension Scope {
           }
         },
         reviewing: { batch in
-          try DuplicateCheck(
-            batch: batch, existing: chain.flatMap(\.registrations), moduleIDs: moduleIDs
-          ).replacedPositions()
+          try DuplicateCheck(batch: batch, existing: registrationLookup(), moduleIDs: moduleIDs)
+            .replacedPositions()
         })
     } catch {
       let claimed = Set(plan.flatMap { $0.partIDs.map(AnyHashable.init) })
@@ -116,7 +116,7 @@ extension Scope {
   /// print(container.installedModules)   // [LoggingModule, PersistenceModule]
   /// ```
   public var installedModules: [ModuleID] {
-    withInstalledModules { $0.compactMap { $0 as? ModuleID } }
+    installedModuleIdentities.compactMap { $0 as? ModuleID }
   }
 }
 
