@@ -28,7 +28,7 @@ let package = Package(
       name: "StrataTesting", dependencies: ["Strata"], path: "Sources/Testing",
       swiftSettings: strictSettings),
     .executableTarget(
-      name: "StrataBenchmarks", dependencies: ["Strata"], path: "Benchmarks",
+      name: "StrataBenchmarks", dependencies: ["Strata", "StrataModules"], path: "Benchmarks",
       swiftSettings: strictSettings),
     .testTarget(
       name: "StrataTests", dependencies: ["Strata"], path: "Tests/StrataTests",

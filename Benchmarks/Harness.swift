@@ -49,6 +49,9 @@ struct Workload: Sendable {
   let summary: String
   /// How many threads run the operation at once; ns/op is then wall time over all operations.
   var threads = 1
+  /// At most this many operations are counted for allocations, for workloads whose one
+  /// operation is long (building a container); `nil` for the plan's count.
+  var allocationIterations: Int? = nil
   /// Builds containers and returns the bodies; runs once, before any measurement.
   let setup: @Sendable (SetupOptions) throws -> Subjects
 }
@@ -163,7 +166,8 @@ struct Harness {
 
     if AllocationCounter.isAvailable {
       for variant in Variant.allCases {
-        let count = max(plan.allocationIterations, workload.threads)
+        let count = max(
+          min(plan.allocationIterations, workload.allocationIterations ?? .max), workload.threads)
         AllocationCounter.start()
         defer { AllocationCounter.stop() }
         let result = try runner.run(subjects.body(for: variant), iterations: count)

@@ -21,8 +21,9 @@ struct Options: Sendable {
       --format table|json     Markdown tables (default) or one JSON object on standard output.
                               Progress always goes to standard error.
       --workload ID[,ID...]   Run only these workloads (repeatable). See --list.
-      --registry-fill KIND    The 10,000 other keys of registry-10k: 'types' (distinct service
-                              types, default) or 'names' (one type under 10,000 Int names).
+      --registry-fill KIND    The 10,000 other keys of registry-10k, and the services of build-1k,
+                              build-10k and validate-10k: 'types' (distinct service types,
+                              default) or 'names' (one type under Int names).
       --list                  List the workloads and exit.
       -h, --help              Show this help and exit.
     """

@@ -32,6 +32,13 @@ struct RatioTarget: Sendable {
       referenceVariant: .strata, limit: limit)
   }
 
+  /// Strata on `workload` over Strata on `reference`: how a cost grows with size.
+  static func versusStrata(_ workload: String, over reference: String, limit: Double) -> RatioTarget {
+    RatioTarget(
+      id: "\(workload)/\(reference)", workload: workload, referenceWorkload: reference,
+      referenceVariant: .strata, limit: limit)
+  }
+
   static let all: [RatioTarget] = [
     .versusManual("transient", limit: 1.5),
     .versusManual("singleton", limit: 2),
@@ -43,6 +50,8 @@ struct RatioTarget: Sendable {
     .versusStrataTransient("concurrent-transient", limit: 0.63),
     .versusManual("request-scope", limit: 3),
     .versusStrataTransient("scope-depth-8", limit: 1.3),
+    .versusStrata("build-10k", over: "build-1k", limit: 12),
+    .versusStrata("validate-10k", over: "build-10k", limit: 10),
   ]
 
   /// The measured ratio; `nil` unless both times were measured.

@@ -13,7 +13,7 @@ extension Workload {
   /// Every workload, in report order. Add new ones here.
   static let all: [Workload] = [
     transient, singleton, graph, named, registry10k, arguments, failedResolve, concurrentTransient,
-    requestScope, scopeDepth8, rootTransientChurn, providerScopeChurn,
+    requestScope, scopeDepth8, rootTransientChurn, providerScopeChurn, build1k, build10k, validate10k,
   ]
 
   /// A transient service without dependencies.

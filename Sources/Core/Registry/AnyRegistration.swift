@@ -7,8 +7,9 @@ private let registrationNumbers = Atomic<UInt>(0)
 /// a graph export or an error message needs.
 ///
 /// `@unchecked Sendable`: every stored property is a `let` except `previous`, which the registry
-/// writes once, before publishing the snapshot that makes this registration visible (the atomic
-/// release of that publication orders the write before every reader's acquire).
+/// writes once, and `attributes`, which materializing the batch writes once, both before
+/// publishing the snapshot that makes this registration visible (the atomic release of that
+/// publication orders the writes before every reader's acquire).
 @usableFromInline
 class AnyRegistration: @unchecked Sendable {
   @usableFromInline let key: ServiceKey
@@ -26,6 +27,8 @@ class AnyRegistration: @unchecked Sendable {
   let dependencies: [ServiceKey]?
   /// The registration this one replaced as the latest for its key.
   var previous: AnyRegistration?
+  /// Its module, override flag and declared dependencies (see `RegistrationAttributes`).
+  var attributes = RegistrationAttributes()
 
   init(key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: [ServiceKey]?) {
     self.key = key
@@ -55,7 +58,8 @@ class AnyRegistration: @unchecked Sendable {
 
   var descriptor: RegistrationDescriptor {
     RegistrationDescriptor(
-      key: key, lifetime: lifetime, registeredAt: location, dependencies: dependencies)
+      key: key, lifetime: lifetime, registeredAt: location, rawDependencies: dependencies,
+      attributes: attributes, identity: identity)
   }
 }
 
@@ -74,9 +78,17 @@ public struct RegistrationDescriptor: Sendable, CustomStringConvertible {
   public let lifetime: Lifetime
   /// Where it was registered.
   public let registeredAt: SourceLocation
-  /// The keys its factory resolves, when known without running it: the parameters of an
-  /// auto-wired initializer, or the target of a forward. `nil` for a closure factory.
-  public let dependencies: [ServiceKey]?
+  /// The keys its factory resolves, now or later, when known without running it: the parameters
+  /// of an auto-wired initializer, the target of a forward, or what a closure factory declared with
+  /// `dependsOn:`. A `Lazy<T>` or `Provider<T>` parameter is recorded as `T` (see ``edges``, which
+  /// tells such deferred dependencies apart). `nil` for a closure factory that declared nothing.
+  public var dependencies: [ServiceKey]? { edges?.map(\.key) }
+  /// The keys as the registration recorded them (`Lazy<T>` as itself).
+  let rawDependencies: [ServiceKey]?
+  package let attributes: RegistrationAttributes
+  /// The registration's unique number (`AnyRegistration.identity`): tells apart two registrations
+  /// of one key.
+  package let identity: UInt
 
   /// `UserService (singleton) at App/Setup.swift:12`.
   public var description: String { "\(key) (\(lifetime)) at \(registeredAt)" }

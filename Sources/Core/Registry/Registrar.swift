@@ -281,7 +281,8 @@ public struct RegistrationHandle<Service> {
   }
 }
 
-protocol StagedRegistration {
+protocol StagedRegistration: AnyObject {
+  var attributes: RegistrationAttributes { get set }
   func materialize() throws -> [AnyRegistration]
 }
 
@@ -295,6 +296,8 @@ class StagedBase<Service>: StagedRegistration {
   var forwards: [(Registration<Service>) -> AnyRegistration] = []
   /// A ready-made instance: the registration starts out created and never runs its factory.
   var instance: Service?
+  /// Module, override flag and declared dependencies (see `Registrar+Dependencies.swift`).
+  var attributes = RegistrationAttributes()
 
   struct Unreachable: Error {}
   static var unreachable: Unreachable { Unreachable() }
@@ -337,6 +340,7 @@ final class Staged<Service, each Argument>: StagedBase<Service> {
     let registration = Registration<Service, repeat each Argument>(
       key: key, lifetime: lifetime, location: location, dependencies: dependencies,
       factory: factory, activation: activation, instance: instance)
+    registration.attributes = attributes
     if key.hasArguments && lifetime.isShared {
       throw ResolutionError(
         code: .invalidRegistration, key: key, registeredAt: location,
@@ -350,6 +354,6 @@ final class Staged<Service, each Argument>: StagedBase<Service> {
         code: .invalidRegistration, key: key, registeredAt: location,
         hintSource: .text("only a registration without runtime arguments can be forwarded"))
     }
-    return [registration] + forwards.map { $0(plain) }
+    return [registration] + forwards.map { forward in attributes.forForward.applied(to: forward(plain)) }
   }
 }

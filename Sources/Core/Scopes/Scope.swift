@@ -380,4 +380,6 @@ final class ScopeState {
   /// The thread running a synchronous close of this scope, once it disposes anything: a second
   /// close on the same thread comes from one of its disposers and must not wait for it.
   var synchronousCloser: UInt = 0
+  /// The identities of the modules installed in this scope (see `Scope+Inspection.swift`).
+  var installedModules: [AnyHashable] = []
 }

@@ -1,0 +1,82 @@
+extension Registrar {
+  /// Registers a factory closure that declares the dependencies it resolves, so that graph
+  /// validation can check them without running it.
+  ///
+  /// ```swift
+  /// registry.register(
+  ///   UserService.self, lifetime: .singleton,
+  ///   dependsOn: [.service(UserRepository.self), .deferred(Mailer.self)]
+  /// ) { resolver in
+  ///   UserService(repository: try resolver.resolve(UserRepository.self), mailer: resolver.lazy(Mailer.self))
+  /// }
+  /// ```
+  ///
+  /// The declaration is a promise Strata cannot check against the closure: list every service the
+  /// factory resolves, and nothing else. A closure factory registered without `dependsOn:` is
+  /// listed as unchecked by validation.
+  ///
+  /// - Parameters:
+  ///   - type: The type to register, usually a protocol.
+  ///   - name: A typed name, or `nil`.
+  ///   - lifetime: How long instances live; `.transient` by default.
+  ///   - dependencies: What the factory resolves: ``ServiceDependency/service(_:name:)`` for what
+  ///     it resolves while it runs, ``ServiceDependency/deferred(_:)`` for a `Lazy` or `Provider`.
+  ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
+  ///   - line: The line of the registration; recorded for errors. Leave the default.
+  ///   - factory: Makes an instance, as in ``register(_:name:lifetime:fileID:line:factory:)``.
+  /// - Returns: A handle to add forwards or an activation hook.
+  @discardableResult
+  public func register<Service, each Argument>(
+    _ type: Service.Type,
+    name: (any Hashable & Sendable)? = nil,
+    lifetime: Lifetime = .transient,
+    dependsOn dependencies: [ServiceDependency],
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
+  ) -> RegistrationHandle<Service> {
+    let staged = Staged<Service, repeat each Argument>(
+      key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
+      lifetime: lifetime, location: SourceLocation(fileID, line),
+      dependencies: [], factory: factory)  // the declaration is kept in the attributes alone
+    staged.attributes.declaredDependencies = dependencies
+    self.staged.append(staged)
+    return RegistrationHandle(staged: staged)
+  }
+
+  /// How many registrations the batch holds so far: where the next one will be.
+  package var stagedCount: Int { staged.count }
+
+  /// Attributes the registrations staged from `start` on to `module` (where no module is recorded
+  /// yet), and marks them as overrides if `isOverride`.
+  package func attribute(from start: Int, toModule module: String, isOverride: Bool) {
+    for entry in staged[min(start, staged.count)...] {
+      if entry.attributes.module == nil { entry.attributes.module = module }
+      if isOverride { entry.attributes.isOverride = true }
+    }
+  }
+}
+
+extension RegistrationHandle {
+  /// Declares this registration an override: it replaces a registration of the same key made by
+  /// another module (StrataModules reports two modules registering one key as an error, and an
+  /// override that replaces nothing too).
+  ///
+  /// ```swift
+  /// struct TestClockModule: Module {
+  ///   func register(in registry: Registrar) {
+  ///     registry.register(Clock.self, lifetime: .singleton) { _ in FixedClock() }.overriding()
+  ///   }
+  /// }
+  /// ```
+  ///
+  /// Outside modules the flag changes nothing at run time: the latest registration of a key wins
+  /// for `resolve` either way.
+  ///
+  /// - Returns: This handle, for chaining.
+  @discardableResult
+  public func overriding() -> RegistrationHandle<Service> {
+    staged.attributes.isOverride = true
+    return self
+  }
+}

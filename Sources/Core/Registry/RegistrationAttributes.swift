@@ -1,0 +1,153 @@
+/// What a registration records besides its factory and lifetime, for tools that check or draw the
+/// graph: the module that made it, whether it is an explicit override, and the dependencies a
+/// closure factory declared.
+///
+/// Set on a staged registration before its batch is published, and copied onto the registration
+/// when the batch is materialized; never written afterwards.
+package struct RegistrationAttributes: Sendable {
+  /// The module whose `register(in:)` made the registration, as it reads in messages; `nil` for a
+  /// registration made outside any module.
+  package var module: String?
+  /// Whether the registration was declared an override (``RegistrationHandle/overriding()``).
+  package var isOverride = false
+  /// The dependencies a closure factory declared (`dependsOn:`); `nil` when it declared none.
+  package var declaredDependencies: [ServiceDependency]?
+
+  package init() {}
+
+  /// The attributes of a forward made from a registration with these attributes: the same module
+  /// and override flag; its one dependency, the target, is known without a declaration.
+  var forForward: RegistrationAttributes {
+    var attributes = self
+    attributes.declaredDependencies = nil
+    return attributes
+  }
+
+  /// Writes these attributes onto `registration`, which is not published yet, and returns it.
+  func applied(to registration: AnyRegistration) -> AnyRegistration {
+    registration.attributes = self
+    return registration
+  }
+}
+
+/// One dependency of a registration: the key its factory resolves, and whether it resolves it
+/// later, through a ``Lazy`` or ``Provider``, rather than while it runs.
+///
+/// Auto-wired registrations record theirs from the initializer's parameters; a closure factory
+/// declares them with `dependsOn:`:
+///
+/// ```swift
+/// registry.register(
+///   ReportService.self, lifetime: .singleton,
+///   dependsOn: [.service(Database.self), .service(Logger.self, name: LogChannel.audit), .deferred(Mailer.self)]
+/// ) { resolver in
+///   ReportService(
+///     database: try resolver.resolve(Database.self),
+///     logger: try resolver.resolve(Logger.self, name: LogChannel.audit),
+///     mailer: resolver.lazy(Mailer.self))
+/// }
+/// ```
+public struct ServiceDependency: Hashable, Sendable, CustomStringConvertible {
+  /// The key the factory resolves: for a deferred dependency, the key of the service the `Lazy` or
+  /// `Provider` resolves, never the key of the `Lazy` itself.
+  public let key: ServiceKey
+  /// Whether the key is resolved later, through a `Lazy` or `Provider`: such an edge may close a
+  /// cycle, and the service it leads to is not made while the dependent is.
+  public let isDeferred: Bool
+
+  init(key: ServiceKey, isDeferred: Bool) {
+    self.key = key
+    self.isDeferred = isDeferred
+  }
+
+  /// A dependency resolved while the factory runs.
+  ///
+  /// ```swift
+  /// registry.register(UserService.self, dependsOn: [.service(Database.self)]) { resolver in
+  ///   UserService(database: try resolver.resolve(Database.self))
+  /// }
+  /// ```
+  ///
+  /// `Lazy<Service>` or `Provider<Service>` as `type` records a deferred dependency on `Service`.
+  ///
+  /// - Parameters:
+  ///   - type: The type the factory resolves.
+  ///   - name: The typed name it resolves `type` under, or `nil`.
+  /// - Returns: The dependency.
+  public static func service<Service>(
+    _ type: Service.Type, name: (any Hashable & Sendable)? = nil
+  ) -> ServiceDependency {
+    ServiceDependency(parameterKey: ServiceKey(Service.self, name: Registrar.box(name)))
+  }
+
+  /// A dependency resolved later, through a ``Lazy`` or ``Provider`` of `type`.
+  ///
+  /// ```swift
+  /// registry.register(Parent.self, dependsOn: [.deferred(Child.self)]) { resolver in
+  ///   Parent(child: resolver.lazy(Child.self))
+  /// }
+  /// ```
+  ///
+  /// - Parameter type: The type the `Lazy` or `Provider` resolves.
+  /// - Returns: The dependency.
+  public static func deferred<Service>(_ type: Service.Type) -> ServiceDependency {
+    ServiceDependency(key: ServiceKey(Service.self, name: nil), isDeferred: true)
+  }
+
+  /// The dependency behind a resolved key: a `Lazy<T>` or `Provider<T>` key stands for a deferred
+  /// dependency on `T`.
+  init(parameterKey key: ServiceKey) {
+    if key.name == nil, !key.hasArguments, let deferred = key.serviceType as? any DeferredDependency.Type {
+      self.init(key: deferred.deferredKey, isDeferred: true)
+    } else {
+      self.init(key: key, isDeferred: false)
+    }
+  }
+
+  /// `Database`, or `Mailer (deferred)`.
+  public var description: String { isDeferred ? "\(key) (deferred)" : key.description }
+}
+
+/// A type that resolves another service later: ``Lazy`` and ``Provider``.
+protocol DeferredDependency {
+  static var deferredKey: ServiceKey { get }
+}
+
+extension Lazy: DeferredDependency {
+  static var deferredKey: ServiceKey { ServiceKey(Value.self, name: nil) }
+}
+
+extension Provider: DeferredDependency {
+  static var deferredKey: ServiceKey { ServiceKey(Value.self, name: nil) }
+}
+
+extension RegistrationDescriptor {
+  /// The registration's dependencies with their kind: what auto-wiring recorded, or what a closure
+  /// factory declared with `dependsOn:`; `nil` for a closure factory that declared nothing, which
+  /// graph validation lists as unchecked.
+  ///
+  /// ```swift
+  /// for registration in container.registrations {
+  ///   for edge in registration.edges ?? [] where edge.isDeferred { print(registration.key, "⇢", edge.key) }
+  /// }
+  /// ```
+  public var edges: [ServiceDependency]? {
+    attributes.declaredDependencies ?? rawDependencies?.map(ServiceDependency.init(parameterKey:))
+  }
+
+  /// The module that registered it, as its name reads in messages (see `StrataModules`); `nil`
+  /// for a registration made outside a module.
+  ///
+  /// ```swift
+  /// let byModule = Dictionary(grouping: container.registrations, by: { $0.module ?? "-" })
+  /// ```
+  public var module: String? { attributes.module }
+
+  /// Whether it was declared an override of a registration of the same key
+  /// (``RegistrationHandle/overriding()``).
+  ///
+  /// ```swift
+  /// let overrides = container.registrations.filter(\.isOverride)
+  /// ```
+  public var isOverride: Bool { attributes.isOverride }
+}

@@ -1,0 +1,96 @@
+import Strata
+
+/// The check an installation's batch passes before it is published: no key registered by two
+/// modules unless one is an override, and no override that replaces nothing.
+struct DuplicateCheck {
+  /// The batch, in load order.
+  let batch: [RegistrationDescriptor]
+  /// What the scope and its ancestors hold already for a key, root first.
+  let existing: (ServiceKey) -> [RegistrationDescriptor]
+  /// The identities of the modules known to the installation, by the name registrations record.
+  let moduleIDs: [String: ModuleID]
+
+  /// The positions in `batch` of registrations an override replaces: left out of the batch, so
+  /// that `resolveAll` returns the override alone.
+  ///
+  /// Linear in the batch (times the depth of the scope chain); only keys registered more than once, or
+  /// overridden, or registered before, are looked at closely.
+  ///
+  /// - Throws: ``ModuleError`` for a duplicate, a duplicate override or a stale override.
+  func replacedPositions() throws -> Set<Int> {
+    var existingByKey: [ServiceKey: [RegistrationDescriptor]] = [:]
+    // The first position of each key, and the keys that need a closer look, in batch order.
+    var first: [ServiceKey: Int] = [:]
+    first.reserveCapacity(batch.count)
+    var closer: [ServiceKey] = []
+    var marked: Set<ServiceKey> = []
+    for (index, registration) in batch.enumerated() {
+      let key = registration.key
+      let isNew = first[key] == nil
+      if isNew {
+        first[key] = index
+        let earlier = existing(key)
+        if !earlier.isEmpty { existingByKey[key] = earlier }
+      }
+      let needsLook = !isNew || registration.isOverride || existingByKey[key] != nil
+      if needsLook && marked.insert(key).inserted { closer.append(key) }
+    }
+    guard !closer.isEmpty else { return [] }
+    var positions: [ServiceKey: [Int]] = [:]
+    for (index, registration) in batch.enumerated() where marked.contains(registration.key) {
+      positions[registration.key, default: []].append(index)
+    }
+
+    var replaced: Set<Int> = []
+    for key in closer {
+      let registrations = (positions[key] ?? []).map { ($0, batch[$0]) }
+      let overrides = registrations.filter { $0.1.isOverride }.map(\.1)
+      let plain = registrations.filter { !$0.1.isOverride }
+      let earlier = existingByKey[key] ?? []
+      if let (first, second) = twoModules(among: overrides) {
+        throw error(.duplicateOverride, key, first, second)
+      }
+      if overrides.isEmpty, let (first, second) = twoModules(among: plain.map(\.1)) {
+        throw error(.duplicateRegistration, key, first, second)
+      }
+      if let override = overrides.first {
+        guard !plain.isEmpty || !earlier.isEmpty else {
+          throw ModuleError(
+            code: .staleOverride, modules: [id(override)], key: key, sites: [override.registeredAt])
+        }
+        replaced.formUnion(plain.map(\.0))
+      } else if let added = plain.first?.1,
+        let clash = earlier.last(where: { $0.module != nil && $0.module != added.module && !$0.isOverride })
+          ?? earlier.last(where: { $0.module != nil && $0.module != added.module })
+      {
+        throw error(.duplicateRegistration, key, clash, added)
+      }
+    }
+    return replaced
+  }
+
+  /// The first registrations of the first two different modules among `registrations`.
+  private func twoModules(among registrations: [RegistrationDescriptor])
+    -> (RegistrationDescriptor, RegistrationDescriptor)?
+  {
+    guard let first = registrations.first,
+      let second = registrations.first(where: { $0.module != first.module })
+    else { return nil }
+    return (first, second)
+  }
+
+  private func error(
+    _ code: ModuleError.Code, _ key: ServiceKey, _ first: RegistrationDescriptor,
+    _ second: RegistrationDescriptor
+  ) -> ModuleError {
+    ModuleError(
+      code: code, modules: [id(first), id(second)], key: key,
+      sites: [first.registeredAt, second.registeredAt])
+  }
+
+  /// The module of a registration as an identity for the error (registrations record the name).
+  private func id(_ registration: RegistrationDescriptor) -> ModuleID {
+    let name = registration.module ?? "(no module)"
+    return moduleIDs[name] ?? ModuleID(composite: name, parts: [])
+  }
+}

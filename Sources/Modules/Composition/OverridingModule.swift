@@ -1,0 +1,58 @@
+import Strata
+
+extension Module {
+  /// This module with `replacements` overriding it, Guice-style: every registration the
+  /// replacements make is an override of the key this module (or another) registers.
+  ///
+  /// ```swift
+  /// let container = try Container(modules: [
+  ///   AppModule().overridden(by: FixedClockModule(), InMemoryMailModule())
+  /// ])
+  /// ```
+  ///
+  /// A replacement registration whose key nobody registers is reported as a stale override.
+  ///
+  /// - Parameter replacements: Modules whose registrations replace this module's.
+  /// - Returns: A module that installs this one and the replacements.
+  public func overridden(by replacements: any Module...) -> any Module {
+    OverridingModule(base: self, replacements: replacements)
+  }
+}
+
+/// A module with replacements: see ``Module/overridden(by:)``.
+struct OverridingModule: Module {
+  let base: any Module
+  let replacements: [any Module]
+
+  var moduleID: ModuleID {
+    let parts = [base.moduleID] + replacements.map(\.moduleID)
+    let name = "\(parts[0]) overridden by " + parts.dropFirst().map(\.description).joined(separator: ", ")
+    return ModuleID(composite: name, parts: parts)
+  }
+
+  var requires: [any Module] { base.requires + replacements.flatMap(\.requires) }
+
+  func register(in registry: Registrar) {
+    var start = registry.stagedCount
+    base.register(in: registry)
+    registry.attribute(from: start, toModule: base.moduleID.description, isOverride: false)
+    for replacement in replacements {
+      start = registry.stagedCount
+      replacement.register(in: registry)
+      registry.attribute(from: start, toModule: replacement.moduleID.description, isOverride: true)
+    }
+  }
+
+  var partIDs: [ModuleID] { [moduleID, base.moduleID] + replacements.flatMap(\.partIDs) }
+
+  func loaded(in scope: Scope) throws {
+    try base.loaded(in: scope)
+    for replacement in replacements { try replacement.loaded(in: scope) }
+  }
+}
+
+extension Module {
+  /// The identities this module's registrations may be attributed to: its own, and for a
+  /// composition, those of its parts.
+  var partIDs: [ModuleID] { (self as? OverridingModule)?.partIDs ?? [moduleID] }
+}

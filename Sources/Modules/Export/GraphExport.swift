@@ -1,0 +1,194 @@
+import Strata
+
+/// Renders a ``GraphModel`` as a text tree, Graphviz DOT or Mermaid, in a deterministic order.
+struct GraphExport {
+  /// A scope of the chain with its modules, in output order.
+  struct ScopeGroup {
+    let title: String
+    let modules: [(name: String, nodes: [Int])]
+  }
+
+  /// A dependency edge between output ids.
+  struct Edge {
+    let from: String
+    let to: String
+    let isDeferred: Bool
+  }
+
+  let graph: GraphModel
+  let scopes: [ScopeGroup]
+  /// The output id of each node: `n0`, `n1`, … in output order.
+  let ids: [Int: String]
+  let edges: [Edge]
+  /// Keys nobody registers, with their output ids (`m0`, …), in order of first mention.
+  let missing: [(id: String, key: ServiceKey)]
+
+  static let noModule = "(no module)"
+
+  init(graph: GraphModel) {
+    self.graph = graph
+    var scopes: [ScopeGroup] = []
+    var ids: [Int: String] = [:]
+    for position in 0..<graph.existingCount {
+      let nodes = graph.nodes.indices.filter { graph.nodes[$0].position == position }
+      let byModule = Dictionary(grouping: nodes) { graph.nodes[$0].registration.module ?? Self.noModule }
+      let modules = byModule.keys.sorted {
+        ($0 == Self.noModule ? 1 : 0, $0) < ($1 == Self.noModule ? 1 : 0, $1)
+      }
+      .map { name in
+        // Sorted by key; registrations of one key keep their registration order.
+        (
+          name,
+          (byModule[name] ?? []).sorted {
+            (graph.nodes[$0].registration.key.description, $0) < (
+              graph.nodes[$1].registration.key.description, $1
+            )
+          }
+        )
+      }
+      for (_, members) in modules {
+        for node in members { ids[node] = "n\(ids.count)" }
+      }
+      scopes.append(ScopeGroup(title: graph.scopeTitles[position], modules: modules))
+    }
+    var edges: [Edge] = []
+    var missing: [(id: String, key: ServiceKey)] = []
+    for group in scopes {
+      for (_, members) in group.modules {
+        for node in members {
+          let position = graph.resolvingPosition(of: graph.nodes[node])
+          for edge in graph.nodes[node].edges ?? [] {
+            let target: String
+            if let found = graph.lookup(edge.key, from: position), let id = ids[found] {
+              target = id
+            } else if let known = missing.first(where: { $0.key == edge.key }) {
+              target = known.id
+            } else {
+              target = "m\(missing.count)"
+              missing.append((target, edge.key))
+            }
+            edges.append(Edge(from: ids[node] ?? "", to: target, isDeferred: edge.isDeferred))
+          }
+        }
+      }
+    }
+    self.scopes = scopes
+    self.ids = ids
+    self.edges = edges
+    self.missing = missing
+  }
+
+  /// `singleton`, `scoped(.request), override`, `transient, unchecked`.
+  private func details(of node: Int) -> String {
+    let registration = graph.nodes[node].registration
+    var parts = ["\(registration.lifetime)"]
+    if registration.isOverride { parts.append("override") }
+    if graph.nodes[node].edges == nil { parts.append("unchecked") }
+    return parts.joined(separator: ", ")
+  }
+
+  // MARK: Text
+
+  func text() -> String {
+    var lines: [String] = []
+    for group in scopes {
+      lines.append("scope \(group.title)")
+      for (name, members) in group.modules {
+        lines.append(name == Self.noModule ? "  \(name)" : "  module \(name)")
+        for node in members {
+          lines.append("    \(graph.nodes[node].registration.key) [\(details(of: node))]")
+          let position = graph.resolvingPosition(of: graph.nodes[node])
+          for edge in graph.nodes[node].edges ?? [] {
+            let arrow = edge.isDeferred ? "⇢" : "→"
+            var notes: [String] = []
+            if edge.isDeferred { notes.append("deferred") }
+            if graph.lookup(edge.key, from: position) == nil { notes.append("missing") }
+            let note = notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")"
+            lines.append("      \(arrow) \(edge.key)\(note)")
+          }
+        }
+      }
+    }
+    return lines.joined(separator: "\n")
+  }
+
+  // MARK: DOT
+
+  func dot() -> String {
+    var lines = ["digraph Strata {", "  rankdir=LR;", "  node [shape=box];"]
+    for (scopeIndex, group) in scopes.enumerated() {
+      lines.append("  subgraph cluster_s\(scopeIndex) {")
+      lines.append("    label=\"scope \(Self.dotEscaped(group.title))\";")
+      for (moduleIndex, (name, members)) in group.modules.enumerated() {
+        lines.append("    subgraph cluster_s\(scopeIndex)_m\(moduleIndex) {")
+        lines.append("      label=\"\(Self.dotEscaped(name))\";")
+        for node in members {
+          let key = Self.dotEscaped("\(graph.nodes[node].registration.key)")
+          lines.append("      \(ids[node] ?? "") [label=\"\(key)\\n\(details(of: node))\"];")
+        }
+        lines.append("    }")
+      }
+      lines.append("  }")
+    }
+    for (id, key) in missing {
+      lines.append("  \(id) [label=\"\(Self.dotEscaped("\(key)"))\\nmissing\", style=dashed];")
+    }
+    for edge in edges {
+      lines.append("  \(edge.from) -> \(edge.to)\(edge.isDeferred ? " [style=dashed]" : "");")
+    }
+    lines.append("}")
+    return lines.joined(separator: "\n")
+  }
+
+  /// `text` inside a DOT string: quotes and backslashes escaped.
+  private static func dotEscaped(_ text: String) -> String {
+    var result = ""
+    for character in text {
+      switch character {
+      case "\"": result += "\\\""
+      case "\\": result += "\\\\"
+      default: result.append(character)
+      }
+    }
+    return result
+  }
+
+  // MARK: Mermaid
+
+  func mermaid() -> String {
+    var lines = ["flowchart LR"]
+    for (scopeIndex, group) in scopes.enumerated() {
+      lines.append("  subgraph s\(scopeIndex)[\"scope \(Self.mermaidEscaped(group.title))\"]")
+      for (moduleIndex, (name, members)) in group.modules.enumerated() {
+        lines.append("    subgraph s\(scopeIndex)_m\(moduleIndex)[\"\(Self.mermaidEscaped(name))\"]")
+        for node in members {
+          let key = Self.mermaidEscaped("\(graph.nodes[node].registration.key)")
+          lines.append("      \(ids[node] ?? "")[\"\(key)<br/>\(Self.mermaidEscaped(details(of: node)))\"]")
+        }
+        lines.append("    end")
+      }
+      lines.append("  end")
+    }
+    for (id, key) in missing {
+      lines.append("  \(id)[\"\(Self.mermaidEscaped("\(key)"))<br/>missing\"]")
+    }
+    for edge in edges {
+      lines.append("  \(edge.from) \(edge.isDeferred ? "-.->" : "-->") \(edge.to)")
+    }
+    return lines.joined(separator: "\n")
+  }
+
+  /// `text` inside a Mermaid label: quotes and angle brackets as entities.
+  private static func mermaidEscaped(_ text: String) -> String {
+    var result = ""
+    for character in text {
+      switch character {
+      case "\"": result += "#quot;"
+      case "<": result += "#lt;"
+      case ">": result += "#gt;"
+      default: result.append(character)
+      }
+    }
+    return result
+  }
+}

@@ -1,0 +1,283 @@
+import Strata
+
+/// Checks a ``GraphModel`` by walking its declared dependencies the way resolves would, without
+/// running any factory, and collects every problem.
+///
+/// The lifetime rules are the core's, applied statically: a singleton's or weak service's
+/// dependencies are resolved in the scope that holds its registration, a `scoped(tag)` service's
+/// in the nearest scope with the tag, and everything else in the scope the resolve started from;
+/// a shared service that reaches a `scoped(tag)` service whose tag does not enclose the scope
+/// it is resolved in would capture it, and so would a singleton or weak service reaching an
+/// untagged `scoped` one (the core hands it the instance of the singleton's own scope).
+struct Validator {
+  let graph: GraphModel
+  private var problems: [ValidationProblem] = []
+  /// Texts of the problems found, so that one reached on several paths is reported once.
+  private var seen: Set<String> = []
+
+  init(graph: GraphModel) {
+    self.graph = graph
+  }
+
+  /// The report: duplicates, then each registration's problems in registration order, then cycles.
+  mutating func report() -> ValidationReport {
+    checkDuplicates()
+    for index in graph.nodes.indices { checkResolves(startingAt: index) }
+    checkCycles()
+    return ValidationReport(
+      problems: problems, unchecked: graph.nodes.filter { $0.edges == nil }.map(\.registration),
+      registrationCount: graph.nodes.count, scopes: graph.chainDescription)
+  }
+
+  // MARK: Duplicates
+
+  private mutating func checkDuplicates() {
+    var firstByKey: [ServiceKey: Int] = [:]
+    for (index, node) in graph.nodes.enumerated() where node.registration.module != nil {
+      let registration = node.registration
+      guard let first = firstByKey[registration.key] else {
+        firstByKey[registration.key] = index
+        continue
+      }
+      let earlier = graph.nodes[first].registration
+      guard earlier.module != registration.module, !registration.isOverride, !earlier.isOverride else {
+        continue
+      }
+      add(
+        .duplicateRegistration, key: registration.key, path: [registration.key], at: earlier,
+        .duplicate(first: earlier, second: registration))
+    }
+  }
+
+  // MARK: Resolves
+
+  /// Who resolves the dependencies being walked, and how sure the walk is of the scope.
+  private struct Context {
+    /// The position the dependencies are resolved from.
+    let position: Int
+    /// The shared registration whose instance is being made, if any.
+    let captor: Int?
+    /// Whether the resolve surely runs at `position` and not in some scope below it.
+    let isFixed: Bool
+    /// The node whose resolve is walked.
+    let start: Int
+  }
+
+  /// A `scoped` service reachable from a node through transient and graph services only (whose
+  /// dependencies are resolved where the node's are).
+  private struct Reached {
+    /// The scoped node.
+    let target: Int
+    /// The next node on the way there: `target` itself for a direct dependency.
+    let hop: Int
+    /// Whether the way there goes through a `Lazy` or `Provider` (then it is resolved later, at
+    /// the top level, without a captor).
+    let isDeferred: Bool
+  }
+
+  /// ``reach(from:at:)`` per node and position.
+  private var reachMemo: [Int: [Reached]] = [:]
+  private var reachInProgress: Set<Int> = []
+
+  /// Checks the resolve of node `start` as the core would make it: its context (where its
+  /// dependencies are resolved, and whether it captures what it reaches), then each scoped service
+  /// it reaches through transient services. Missing dependencies are reported on the way.
+  private mutating func checkResolves(startingAt start: Int) {
+    let node = graph.nodes[start]
+    let lifetime = node.registration.lifetime
+    let context: Context
+    if lifetime == .singleton || lifetime == .eagerSingleton || lifetime == .weak {
+      context = Context(position: node.position, captor: start, isFixed: true, start: start)
+    } else if let tag = lifetime.scopeTag {
+      if let owner = graph.owner(tagged: tag, from: graph.deepest) {
+        context = Context(position: owner, captor: start, isFixed: true, start: start)
+      } else {
+        if graph.isComplete {
+          add(
+            .noMatchingScope, key: node.registration.key, path: [node.registration.key],
+            at: node.registration, .noMatchingScope(service: node.registration, scopes: scopesText()))
+        }
+        context = Context(position: graph.deepest, captor: start, isFixed: graph.isComplete, start: start)
+      }
+    } else {
+      let isScoped = lifetime == .scoped
+      context = Context(
+        position: graph.deepest, captor: isScoped ? start : nil, isFixed: graph.isComplete, start: start)
+    }
+
+    for reached in reach(from: start, at: context.position) {
+      let found = graph.nodes[reached.target].registration
+      if let tag = found.lifetime.scopeTag {
+        checkTag(tag, of: reached, context: context, captor: reached.isDeferred ? nil : context.captor)
+      } else if !reached.isDeferred, let captor = context.captor, isSingletonLike(captor) {
+        add(
+          .captiveDependency, key: found.key, path: path(to: reached, from: start, at: context.position),
+          at: graph.nodes[captor].registration,
+          .captive(
+            captor: graph.nodes[captor].registration, captured: found, scopes: scopeText(context.position)))
+      }
+    }
+  }
+
+  /// The scoped services reachable from `start` through transient and graph services, with its
+  /// dependencies resolved from `position`, in the order a depth-first walk meets them. Reports
+  /// missing dependencies of every node it passes. Memoized per node and position, and iterative,
+  /// so that long chains cost linear time and no stack.
+  private mutating func reach(from start: Int, at position: Int) -> [Reached] {
+    let positions = graph.tags.count
+    func memoKey(_ node: Int) -> Int { node * positions + position }
+    if let done = reachMemo[memoKey(start)] { return done }
+
+    struct Frame {
+      let node: Int
+      let edges: [ServiceDependency]
+      var next = 0
+      var found: [Reached] = []
+      var seen: Set<Int> = []
+
+      mutating func merge(_ reached: [Reached], via hop: Int) {
+        for entry in reached where seen.insert(entry.target).inserted {
+          found.append(Reached(target: entry.target, hop: hop, isDeferred: entry.isDeferred))
+        }
+      }
+    }
+
+    var frames = [Frame(node: start, edges: graph.nodes[start].edges ?? [])]
+    reachInProgress.insert(memoKey(start))
+    while let top = frames.last {
+      guard top.next < top.edges.count else {
+        frames.removeLast()
+        reachInProgress.remove(memoKey(top.node))
+        reachMemo[memoKey(top.node)] = top.found
+        if !frames.isEmpty { frames[frames.count - 1].merge(top.found, via: top.node) }
+        continue
+      }
+      let edge = top.edges[top.next]
+      frames[frames.count - 1].next += 1
+      guard let target = graph.lookup(edge.key, from: position) else {
+        reportMissing(edge.key, dependent: top.node, from: position)
+        continue
+      }
+      let lifetime = graph.nodes[target].registration.lifetime
+      if lifetime.scopeTag != nil || (lifetime == .scoped && !edge.isDeferred) {
+        frames[frames.count - 1].merge(
+          [Reached(target: target, hop: target, isDeferred: edge.isDeferred)], via: target)
+      } else if !edge.isDeferred && (lifetime == .transient || lifetime == .graph) {
+        if let done = reachMemo[memoKey(target)] {
+          frames[frames.count - 1].merge(done, via: target)
+        } else if reachInProgress.insert(memoKey(target)).inserted {  // else a cycle, reported apart
+          frames.append(Frame(node: target, edges: graph.nodes[target].edges ?? []))
+        }
+      }
+    }
+    return reachMemo[memoKey(start)] ?? []
+  }
+
+  /// The keys from `start` to the scoped service of `reached`, following the recorded hops.
+  private func path(to reached: Reached, from start: Int, at position: Int) -> [ServiceKey] {
+    var keys = [graph.nodes[start].registration.key]
+    var hop = reached.hop
+    while keys.count <= graph.nodes.count {
+      keys.append(graph.nodes[hop].registration.key)
+      guard hop != reached.target,
+        let next = reachMemo[hop * graph.tags.count + position]?.first(where: { $0.target == reached.target })
+      else { break }
+      hop = next.hop
+    }
+    return keys
+  }
+
+  /// Reports a `scoped(tag)` service reached where no scope with `tag` encloses the resolve.
+  private mutating func checkTag(_ tag: ScopeTag, of reached: Reached, context: Context, captor: Int?) {
+    guard context.isFixed, graph.owner(tagged: tag, from: context.position) == nil else { return }
+    let found = graph.nodes[reached.target].registration
+    let path = path(to: reached, from: context.start, at: context.position)
+    if let captor {
+      let registration = graph.nodes[captor].registration
+      add(
+        .captiveDependency, key: found.key, path: path, at: registration,
+        .captive(captor: registration, captured: found, scopes: scopeText(context.position)))
+    } else {
+      add(
+        .noMatchingScope, key: found.key, path: path, at: graph.nodes[context.start].registration,
+        .noMatchingScope(service: found, scopes: scopeText(context.position)))
+    }
+  }
+
+  private mutating func reportMissing(_ key: ServiceKey, dependent: Int, from position: Int) {
+    let registration = graph.nodes[dependent].registration
+    let path = [registration.key, key]
+    let variants = graph.argumentVariants(of: key, from: position)
+    // One report per dependent and key, whichever resolve reached it first.
+    guard seen.insert("\(registration.identity)|\(key)").inserted else { return }
+    if variants.isEmpty {
+      add(.missingDependency, key: key, path: path, at: registration, .missing)
+    } else {
+      add(
+        .argumentMismatch, key: key, path: path, at: registration,
+        .argumentMismatch(registered: variants.map { graph.nodes[$0].registration.key }))
+    }
+  }
+
+  private func isSingletonLike(_ node: Int) -> Bool {
+    let lifetime = graph.nodes[node].registration.lifetime
+    return lifetime == .singleton || lifetime == .eagerSingleton || lifetime == .weak
+  }
+
+  // MARK: Cycles
+
+  /// Reports every cycle of immediate (not deferred) dependencies found by a depth-first search:
+  /// one per edge that closes a cycle.
+  private mutating func checkCycles() {
+    let targets: [[Int]] = graph.nodes.map { node in
+      let position = graph.resolvingPosition(of: node)
+      return (node.edges ?? []).filter { !$0.isDeferred }.compactMap { graph.lookup($0.key, from: position) }
+    }
+    /// 0: not reached, 1: on the current path, 2: done.
+    var state = [UInt8](repeating: 0, count: graph.nodes.count)
+    for root in graph.nodes.indices where state[root] == 0 {
+      var stack: [(node: Int, next: Int)] = [(root, 0)]
+      state[root] = 1
+      while let (node, next) = stack.last {
+        guard next < targets[node].count else {
+          state[node] = 2
+          stack.removeLast()
+          continue
+        }
+        stack[stack.count - 1].next += 1
+        let target = targets[node][next]
+        switch state[target] {
+        case 0:
+          state[target] = 1
+          stack.append((target, 0))
+        case 1:
+          let start = stack.firstIndex { $0.node == target } ?? 0
+          let members = stack[start...].map(\.node)
+          let keys = (members + [target]).map { graph.nodes[$0].registration.key }
+          add(.cycle, key: keys[0], path: keys, at: graph.nodes[target].registration, .cycle)
+        default: break
+        }
+      }
+    }
+  }
+
+  // MARK: Helpers
+
+  private mutating func add(
+    _ code: ValidationProblem.Code, key: ServiceKey, path: [ServiceKey],
+    at registration: RegistrationDescriptor,
+    _ detail: ValidationProblem.Detail
+  ) {
+    let problem = ValidationProblem(
+      code: code, key: key, path: path, registeredAt: registration.registeredAt, module: registration.module,
+      detail: detail)
+    if seen.insert(problem.description).inserted { problems.append(problem) }
+  }
+
+  /// The chain down to `position`: `root → session`.
+  private func scopeText(_ position: Int) -> String {
+    graph.tags[...min(position, graph.deepest)].map(\.name).joined(separator: " → ")
+  }
+
+  private func scopesText() -> String { scopeText(graph.deepest) }
+}

@@ -1,0 +1,37 @@
+import Strata
+import StrataModules
+import Synchronization
+
+// Services shared by the module tests. Each test builds its own container.
+
+protocol Greeter: Sendable {
+  func greet(_ name: String) -> String
+}
+
+struct FriendlyGreeter: Greeter {
+  func greet(_ name: String) -> String { "Hello, \(name)!" }
+}
+
+struct GruffGreeter: Greeter {
+  func greet(_ name: String) -> String { "\(name)." }
+}
+
+final class Counter: Sendable {}
+
+/// A thread-safe log of events, for checking what ran and in which order.
+final class EventLog: Sendable {
+  private let events = Mutex<[String]>([])
+
+  func record(_ event: String) { events.withLock { $0.append(event) } }
+
+  var all: [String] { events.withLock { $0 } }
+}
+
+/// Counts factory runs, to prove validation and export run none.
+final class FactoryRuns: Sendable {
+  private let count = Atomic<Int>(0)
+
+  func tick() { count.add(1, ordering: .relaxed) }
+
+  var value: Int { count.load(ordering: .relaxed) }
+}
