@@ -127,8 +127,10 @@ import Testing
     }
     guard finished else { return ["the resolve and the close did not finish within 10 s (deadlock?)"] }
 
-    // A synchronous close disposes async disposers in the background: give them a moment.
-    _ = await stressWait(seconds: 0.5) { created.withLock { $0.allSatisfy { $0.disposeCount > 0 } } }
+    // A synchronous close disposes async disposers in a background task: give it time to be
+    // scheduled. Under ThreadSanitizer, with other suites blocking the two pool threads, 0.5 s was
+    // once not enough (CI flake, disposed [0] times); the wait ends as soon as all are disposed.
+    _ = await stressWait(seconds: 5) { created.withLock { $0.allSatisfy { $0.disposeCount > 0 } } }
     let counts = created.withLock { $0.map(\.disposeCount) }
     var result = failures.withLock { $0 }
     if counts.count > 1 && order != .closeDuringFactory {
