@@ -220,3 +220,27 @@ private struct CountedModule: Module {
     }
   }
 }
+
+/// A module that keeps the registrar it was given: the misuse the core reports.
+private final class RegistrarKeeper: @unchecked Sendable {  // used on one thread only
+  var registrar: Registrar?
+}
+
+private struct KeepingModule: Module {
+  let keeper: RegistrarKeeper
+  func register(in registry: Registrar) { keeper.registrar = registry }
+}
+
+private final class LateService: Sendable {}
+
+@Suite struct ModuleRegistrarLateUseTests {
+  @Test func aRegistrarAModuleKeptPastInstallationMakesItsLateKeyThrow() throws {
+    let keeper = RegistrarKeeper()
+    let container = try Container(modules: [KeepingModule(keeper: keeper)])
+
+    try #require(keeper.registrar).register(LateService.self) { _ in LateService() }
+
+    let error = try #require(throws: ResolutionError.self) { try container.resolve(LateService.self) }
+    #expect(error.code == .invalidRegistration)
+  }
+}

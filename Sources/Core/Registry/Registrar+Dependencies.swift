@@ -40,8 +40,7 @@ extension Registrar {
       lifetime: lifetime, location: SourceLocation(fileID, line),
       dependencies: [], factory: factory)  // the declaration is kept in the attributes alone
     staged.attributes.declaredDependencies = dependencies
-    self.staged.append(staged)
-    return RegistrationHandle(staged: staged)
+    return stage(staged)
   }
 
   /// How many registrations the batch holds so far: where the next one will be.
@@ -76,6 +75,11 @@ extension RegistrationHandle {
   /// - Returns: This handle, for chaining.
   @discardableResult
   public func overriding() -> RegistrationHandle<Service> {
+    if let batch = staged.batch, !batch.isOpen {
+      let hint = RegistrationBatch.lateRefinementHint("`.overriding()`", of: staged.key)
+      batch.reportLateUse { staged.failing(hint: hint) }
+      return self
+    }
     staged.attributes.isOverride = true
     return self
   }

@@ -133,7 +133,7 @@ public final class Registrar {
     return stage(staged)
   }
 
-  private func stage<Service>(_ staged: StagedBase<Service>) -> RegistrationHandle<Service> {
+  func stage<Service>(_ staged: StagedBase<Service>) -> RegistrationHandle<Service> {
     staged.batch = batch
     if batch.isOpen {
       self.staged.append(staged)

@@ -1,27 +1,6 @@
 /// What StrataModules needs from a scope beyond the public API: a registration batch it can review
 /// before publication, the registrations of each scope of the chain, and the modules installed.
 extension Scope {
-  /// ``register(_:)`` with a review between building the batch and publishing it: `review`
-  /// receives the batch's registrations and returns the positions of those to leave out (those an
-  /// override replaced), or throws to publish nothing.
-  ///
-  /// - Throws: What `build` or `review` throws, or what ``register(_:)`` throws.
-  package func register(
-    _ build: (Registrar) throws -> Void, reviewing review: ([RegistrationDescriptor]) throws -> Set<Int>
-  ) throws {
-    let registrar = Registrar()
-    try build(registrar)
-    let materialized = try registrar.materialize()
-    let dropped = try review(materialized.map(\.descriptor))
-    let additions =
-      dropped.isEmpty
-      ? materialized : materialized.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
-    try publish(additions)
-    for registration in additions where registration.kind == .eagerSingleton {
-      try registration.createEagerly(in: self)
-    }
-  }
-
   /// The scopes from the root down to this one, each with its registrations in registration order.
   package var registrationsByScope: [(scope: Scope, registrations: [RegistrationDescriptor])] {
     var chain: [Scope] = []

@@ -18,11 +18,26 @@ extension Scope {
   ///   the batch is published then); or the error of an eager singleton's factory (the batch is
   ///   published, and the singleton is made again on first use).
   public final func register(_ build: (Registrar) throws -> Void) throws {
+    try register(build, reviewing: { _ in [] })
+  }
+
+  /// ``register(_:)``, with a `review` between building the batch and publishing it
+  /// (StrataModules checks duplicates and overrides there): it receives the batch's registrations
+  /// (described on demand, so that a review that needs none costs nothing) and returns the
+  /// positions of those to leave out, or throws to publish nothing.
+  package func register(
+    _ build: (Registrar) throws -> Void, reviewing review: (() -> [RegistrationDescriptor]) throws -> Set<Int>
+  ) throws {
     let registrar = Registrar()
     let additions: [AnyRegistration]
     do {
       try build(registrar)
-      additions = try registrar.materialize()
+      let materialized = try registrar.materialize()
+      let dropped = try review { materialized.map(\.descriptor) }
+      additions =
+        dropped.isEmpty
+        ? materialized
+        : materialized.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
       try publish(additions)
     } catch {
       registrar.batch.close(publishedTo: nil)

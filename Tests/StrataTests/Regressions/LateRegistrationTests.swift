@@ -95,6 +95,29 @@ import Testing
     _ = try container.resolve(InMemoryDatabase.self)
   }
 
+  @Test func aLateRegistrationWithDeclaredDependenciesThrowsToo() throws {
+    let escaped = Escaped<Registrar>()
+    let container = try Container { registry in escaped.value = registry }
+
+    try #require(escaped.value).register(Widget.self, dependsOn: []) { _ in Widget(id: 1) }
+
+    let error = try #require(resolutionError { _ = try container.resolve(Widget.self) })
+    #expect(error.code == .invalidRegistration)
+  }
+
+  @Test func anOverrideFlagAddedAfterPublishingMakesTheKeyThrow() throws {
+    let escaped = Escaped<RegistrationHandle<Widget>>()
+    let container = try Container { registry in
+      escaped.value = registry.register(Widget.self) { _ in Widget(id: 1) }
+    }
+
+    try #require(escaped.value).overriding()
+
+    let error = try #require(resolutionError { _ = try container.resolve(Widget.self) })
+    #expect(error.code == .invalidRegistration)
+    #expect(error.hint?.contains("`.overriding()`") == true)
+  }
+
   @Test func aRegistrarOfAFailedBatchPublishesNothingLater() throws {
     let escaped = Escaped<Registrar>()
     let container = Container()
