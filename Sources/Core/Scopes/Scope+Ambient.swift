@@ -45,7 +45,9 @@ extension Scope {
   // Disfavored: in async code, a body that never awaits must still get the asynchronous variant,
   // whose close awaits asynchronous disposers and survives cancellation.
   @_disfavoredOverload
-  @available(*, noasync, message: "in async code use `try await withScope`, which awaits AsyncDisposable instances")
+  @available(
+    *, noasync, message: "in async code use `try await withScope`, which awaits AsyncDisposable instances"
+  )
   public final func withScope<Result>(
     _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
   ) throws -> Result {
@@ -142,7 +144,9 @@ public func withScope<Result>(
 ///
 /// Unavailable in async code; see ``Scope/withScope(_:name:_:)``.
 @_disfavoredOverload  // see `Scope.withScope(_:name:_:)`
-@available(*, noasync, message: "in async code use `try await withScope`, which awaits AsyncDisposable instances")
+@available(
+  *, noasync, message: "in async code use `try await withScope`, which awaits AsyncDisposable instances"
+)
 public func withScope<Result>(
   _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
 ) throws -> Result {

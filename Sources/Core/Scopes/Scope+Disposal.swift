@@ -26,7 +26,9 @@ extension Scope {
   /// Unavailable in async code, where `try await close()` awaits asynchronous disposers instead
   /// of leaving them to a background task whose errors nobody sees.
   @_disfavoredOverload  // in async code, `close()` means the one that awaits disposers
-  @available(*, noasync, message: "in async code use `try await close()`, which awaits AsyncDisposable instances")
+  @available(
+    *, noasync, message: "in async code use `try await close()`, which awaits AsyncDisposable instances"
+  )
   public final func close() throws {
     guard beginClosing() else { return waitUntilClosed() }
     defer {
