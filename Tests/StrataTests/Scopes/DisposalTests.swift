@@ -1,26 +1,17 @@
 import Strata
 import Testing
 
-/// A weak reference, to prove that nobody keeps an instance alive.
-private struct DisposalTestWeakResource {
-  weak var object: ScopeTestResource?
-
-  init(_ object: ScopeTestResource) {
-    self.object = object
-  }
-}
-
 /// Closing scopes: what is disposed, in which order, how often, and who owns what.
 @Suite struct DisposalTests {
-  private static let slots: [ScopeTestSlot] = [.first, .second, .third]
+  private static let slots: [Ordinal] = [.first, .second, .third]
 
   /// A container with three request-scoped resources named `.first`, `.second`, `.third`, logged as
   /// `dispose first`, … ; those in `failing` throw from `dispose()`.
-  private static func makeContainer(log: ScopeTestLog, failing: Set<ScopeTestSlot> = []) throws -> Container {
+  private static func makeContainer(log: Collector<String>, failing: Set<Ordinal> = []) throws -> Container {
     try Container { registry in
       for slot in slots {
-        registry.register(ScopeTestResource.self, name: slot, lifetime: .scoped(.request)) { _ in
-          ScopeTestResource("\(slot)", log: log, fails: failing.contains(slot))
+        registry.register(TrackedResource.self, name: slot, lifetime: .scoped(.request)) { _ in
+          TrackedResource("\(slot)", log: log, fails: failing.contains(slot))
         }
       }
     }
@@ -29,92 +20,92 @@ private struct DisposalTestWeakResource {
   // MARK: Order and exactly once
 
   @Test func closingAScopeDisposesItsInstancesInReverseCreationOrder() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log)
     let request = try container.makeScope(.request)
 
-    let second = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.second)
-    let first = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.first)
-    let third = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.third)
-    #expect(log.entries.isEmpty)
+    let second = try request.resolve(TrackedResource.self, name: Ordinal.second)
+    let first = try request.resolve(TrackedResource.self, name: Ordinal.first)
+    let third = try request.resolve(TrackedResource.self, name: Ordinal.third)
+    #expect(log.elements.isEmpty)
 
     try request.close()
 
-    #expect(log.entries == ["dispose third", "dispose first", "dispose second"])
+    #expect(log.elements == ["dispose third", "dispose first", "dispose second"])
     #expect([first, second, third].map(\.disposeCount) == [1, 1, 1])
     #expect(request.isClosed)
   }
 
   @Test func dependenciesCreatedFirstAreDisposedLast() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.first, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("connection", log: log)
+      registry.register(TrackedResource.self, name: Ordinal.first, lifetime: .scoped(.request)) { _ in
+        TrackedResource("connection", log: log)
       }
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.second, lifetime: .scoped(.request)) {
+      registry.register(TrackedResource.self, name: Ordinal.second, lifetime: .scoped(.request)) {
         resolver in
-        _ = try resolver.resolve(ScopeTestResource.self, name: ScopeTestSlot.first)
-        return ScopeTestResource("transaction", log: log)
+        _ = try resolver.resolve(TrackedResource.self, name: Ordinal.first)
+        return TrackedResource("transaction", log: log)
       }
     }
     let request = try container.makeScope(.request)
 
-    _ = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.second)
+    _ = try request.resolve(TrackedResource.self, name: Ordinal.second)
     try request.close()
 
-    #expect(log.entries == ["dispose transaction", "dispose connection"])
+    #expect(log.elements == ["dispose transaction", "dispose connection"])
   }
 
   @Test func closingTwiceDisposesNothingMore() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log)
     let request = try container.makeScope(.request)
-    let first = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.first)
-    let second = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.second)
+    let first = try request.resolve(TrackedResource.self, name: Ordinal.first)
+    let second = try request.resolve(TrackedResource.self, name: Ordinal.second)
 
     try request.close()
     try request.close()
     try container.close()
 
-    #expect(log.entries == ["dispose second", "dispose first"])
+    #expect(log.elements == ["dispose second", "dispose first"])
     #expect(first.disposeCount == 1)
     #expect(second.disposeCount == 1)
   }
 
   @Test func closingAnEmptyScopeDisposesNothing() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log)
     let request = try container.makeScope(.request)
 
     try request.close()
 
     #expect(request.isClosed)
-    #expect(log.entries.isEmpty)
+    #expect(log.elements.isEmpty)
   }
 
   // MARK: Children before parents
 
   @Test func closingAParentClosesItsLiveChildrenFirst() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.session)) { _ in
-        ScopeTestResource("session", log: log)
+      registry.register(TrackedResource.self, lifetime: .scoped(.session)) { _ in
+        TrackedResource("session", log: log)
       }
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.first, lifetime: .scoped(.request)) {
+      registry.register(TrackedResource.self, name: Ordinal.first, lifetime: .scoped(.request)) {
         resolver in
-        ScopeTestResource("request \(resolver.currentScope.name ?? "?")", log: log)
+        TrackedResource("request \(resolver.currentScope.name ?? "?")", log: log)
       }
     }
     let session = try container.makeScope(.session)
-    let sessionResource = try session.resolve(ScopeTestResource.self)
+    let sessionResource = try session.resolve(TrackedResource.self)
     let one = try session.makeScope(.request, name: "1")
     let two = try session.makeScope(.request, name: "2")
-    _ = try one.resolve(ScopeTestResource.self, name: ScopeTestSlot.first)
-    _ = try two.resolve(ScopeTestResource.self, name: ScopeTestSlot.first)
+    _ = try one.resolve(TrackedResource.self, name: Ordinal.first)
+    _ = try two.resolve(TrackedResource.self, name: Ordinal.first)
 
     try session.close()
 
-    let entries = log.entries
+    let entries = log.elements
     #expect(entries.count == 3)
     #expect(Set(entries.prefix(2)) == ["dispose request 1", "dispose request 2"])
     #expect(entries.last == "dispose session")
@@ -124,65 +115,65 @@ private struct DisposalTestWeakResource {
   }
 
   @Test func closingTheContainerClosesTheWholeTreeBottomUp() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.first, lifetime: .singleton) { _ in
-        ScopeTestResource("root singleton", log: log)
+      registry.register(TrackedResource.self, name: Ordinal.first, lifetime: .singleton) { _ in
+        TrackedResource("root singleton", log: log)
       }
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.second, lifetime: .scoped(.session)) {
+      registry.register(TrackedResource.self, name: Ordinal.second, lifetime: .scoped(.session)) {
         _ in
-        ScopeTestResource("session", log: log)
+        TrackedResource("session", log: log)
       }
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.third, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("request", log: log)
+      registry.register(TrackedResource.self, name: Ordinal.third, lifetime: .scoped(.request)) { _ in
+        TrackedResource("request", log: log)
       }
     }
     let session = try container.makeScope(.session)
     let request = try session.makeScope(.request)
     // Created root-first, so that only "children first" explains a bottom-up order.
-    _ = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.first)
-    _ = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.second)
-    _ = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.third)
+    _ = try request.resolve(TrackedResource.self, name: Ordinal.first)
+    _ = try request.resolve(TrackedResource.self, name: Ordinal.second)
+    _ = try request.resolve(TrackedResource.self, name: Ordinal.third)
 
     try container.close()
 
-    #expect(log.entries == ["dispose request", "dispose session", "dispose root singleton"])
+    #expect(log.elements == ["dispose request", "dispose session", "dispose root singleton"])
     #expect(session.isClosed)
     #expect(request.isClosed)
   }
 
   @Test func aChildClosedBeforeItsParentIsNotDisposedAgain() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log)
     let session = try container.makeScope(.session)
     let request = try session.makeScope(.request)
-    let resource = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.first)
+    let resource = try request.resolve(TrackedResource.self, name: Ordinal.first)
 
     try request.close()
     try session.close()
     try container.close()
 
     #expect(resource.disposeCount == 1)
-    #expect(log.entries == ["dispose first"])
+    #expect(log.elements == ["dispose first"])
   }
 
   // MARK: Errors are collected
 
   @Test func aFailingDisposerIsCollectedAndTheRemainingDisposersStillRun() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log, failing: [.first, .third])
     let request = try container.makeScope(.request)
-    let resources = try Self.slots.map { try request.resolve(ScopeTestResource.self, name: $0) }
+    let resources = try Self.slots.map { try request.resolve(TrackedResource.self, name: $0) }
 
-    let error = try #require(scopeResolutionError { try request.close() })
+    let error = try #require(resolutionError { try request.close() })
 
     #expect(error.code == .disposalFailed)
     #expect(error.disposalErrors.count == 2)
-    let underlying = scopeTestUnderlying(error.disposalErrors).compactMap { $0 as? ScopeTestDisposalFailure }
+    let underlying = underlyingErrors(error.disposalErrors).compactMap { $0 as? DisposalFailure }
     #expect(
-      underlying == [ScopeTestDisposalFailure(label: "third"), ScopeTestDisposalFailure(label: "first")])
+      underlying == [DisposalFailure(label: "third"), DisposalFailure(label: "first")])
     #expect(error.disposalErrors.allSatisfy { $0 is DisposalError })
-    #expect(log.entries == ["dispose third", "dispose second", "dispose first"])
+    #expect(log.elements == ["dispose third", "dispose second", "dispose first"])
     #expect(resources.map(\.disposeCount) == [1, 1, 1])
     #expect(request.isClosed)
     #expect(error.description.contains("third"))
@@ -190,86 +181,86 @@ private struct DisposalTestWeakResource {
 
   @Test func disposalErrorsNameTheServiceTheyCameFrom() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("only", fails: true)
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in
+        TrackedResource("only", fails: true)
       }
     }
     let request = try container.makeScope(.request)
-    _ = try request.resolve(ScopeTestResource.self)
+    _ = try request.resolve(TrackedResource.self)
 
-    let error = try #require(scopeResolutionError { try request.close() })
+    let error = try #require(resolutionError { try request.close() })
 
     let disposalError = try #require(error.disposalErrors.first as? DisposalError)
-    #expect(scopeTestIsKey(disposalError.key, of: ScopeTestResource.self))
-    #expect(disposalError.underlying as? ScopeTestDisposalFailure == ScopeTestDisposalFailure(label: "only"))
-    #expect(scopeTestIsKey(error.key, of: ScopeTestResource.self))
+    #expect(isPlainKey(disposalError.key, of: TrackedResource.self))
+    #expect(disposalError.underlying as? DisposalFailure == DisposalFailure(label: "only"))
+    #expect(isPlainKey(error.key, of: TrackedResource.self))
   }
 
   @Test func theErrorsOfChildrenAndParentMakeOneAggregate() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.first, lifetime: .scoped(.session)) { _ in
-        ScopeTestResource("session", log: log, fails: true)
+      registry.register(TrackedResource.self, name: Ordinal.first, lifetime: .scoped(.session)) { _ in
+        TrackedResource("session", log: log, fails: true)
       }
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.second, lifetime: .scoped(.request)) {
+      registry.register(TrackedResource.self, name: Ordinal.second, lifetime: .scoped(.request)) {
         _ in
-        ScopeTestResource("request", log: log, fails: true)
+        TrackedResource("request", log: log, fails: true)
       }
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.third, lifetime: .scoped(.session)) { _ in
-        ScopeTestResource("session, fine", log: log)
+      registry.register(TrackedResource.self, name: Ordinal.third, lifetime: .scoped(.session)) { _ in
+        TrackedResource("session, fine", log: log)
       }
     }
     let session = try container.makeScope(.session)
     let request = try session.makeScope(.request)
-    _ = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.first)
-    _ = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.third)
-    _ = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.second)
+    _ = try request.resolve(TrackedResource.self, name: Ordinal.first)
+    _ = try request.resolve(TrackedResource.self, name: Ordinal.third)
+    _ = try request.resolve(TrackedResource.self, name: Ordinal.second)
 
-    let error = try #require(scopeResolutionError { try session.close() })
+    let error = try #require(resolutionError { try session.close() })
 
     #expect(error.code == .disposalFailed)
-    let labels = scopeTestUnderlying(error.disposalErrors).compactMap {
-      ($0 as? ScopeTestDisposalFailure)?.label
+    let labels = underlyingErrors(error.disposalErrors).compactMap {
+      ($0 as? DisposalFailure)?.label
     }
     #expect(labels == ["request", "session"])
     #expect(error.disposalErrors.count == 2)
-    #expect(log.entries == ["dispose request", "dispose session, fine", "dispose session"])
+    #expect(log.elements == ["dispose request", "dispose session, fine", "dispose session"])
   }
 
   // MARK: Ownership
 
   @Test func rootSingletonsAreDisposedWhenTheContainerClosesNotWithTheScopeThatAskedFirst() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.first, lifetime: .singleton) { _ in
-        ScopeTestResource("lazy", log: log)
+      registry.register(TrackedResource.self, name: Ordinal.first, lifetime: .singleton) { _ in
+        TrackedResource("lazy", log: log)
       }
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.second, lifetime: .eagerSingleton) { _ in
-        ScopeTestResource("eager", log: log)
+      registry.register(TrackedResource.self, name: Ordinal.second, lifetime: .eagerSingleton) { _ in
+        TrackedResource("eager", log: log)
       }
     }
     let request = try container.makeScope(.request)
-    let lazy = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.first)
+    let lazy = try request.resolve(TrackedResource.self, name: Ordinal.first)
 
     try request.close()
     #expect(lazy.disposeCount == 0)
-    #expect(log.entries.isEmpty)
+    #expect(log.elements.isEmpty)
 
     try container.close()
-    #expect(log.entries == ["dispose lazy", "dispose eager"])
+    #expect(log.elements == ["dispose lazy", "dispose eager"])
     #expect(lazy.disposeCount == 1)
   }
 
   @Test func aSingletonRegisteredInAChildIsDisposedWithThatChild() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = Container()
-    let tenant = try container.makeScope(.scopeTestTenant) { registry in
-      registry.register(ScopeTestResource.self, lifetime: .singleton) { _ in
-        ScopeTestResource("tenant", log: log)
+    let tenant = try container.makeScope(.customTenant) { registry in
+      registry.register(TrackedResource.self, lifetime: .singleton) { _ in
+        TrackedResource("tenant", log: log)
       }
     }
     let request = try tenant.makeScope(.request)
-    let resource = try request.resolve(ScopeTestResource.self)
+    let resource = try request.resolve(TrackedResource.self)
 
     try request.close()
     #expect(resource.disposeCount == 0)
@@ -277,54 +268,54 @@ private struct DisposalTestWeakResource {
     try tenant.close()
     #expect(resource.disposeCount == 1)
     try container.close()
-    #expect(log.entries == ["dispose tenant"])
+    #expect(log.elements == ["dispose tenant"])
   }
 
   @Test func aForwardedSingletonIsDisposedOnceWithTheContainer() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .singleton) { _ in
-        ScopeTestResource("shared", log: log)
+      registry.register(TrackedResource.self, lifetime: .singleton) { _ in
+        TrackedResource("shared", log: log)
       }
       .forwarding(to: (any Disposable).self)
     }
     let request = try container.makeScope(.request)
 
     let forwarded = try request.resolve((any Disposable).self)
-    let direct = try container.resolve(ScopeTestResource.self)
-    #expect((forwarded as? ScopeTestResource) === direct)
+    let direct = try container.resolve(TrackedResource.self)
+    #expect((forwarded as? TrackedResource) === direct)
 
     try request.close()
     #expect(direct.disposeCount == 0)
     try container.close()
     #expect(direct.disposeCount == 1)
-    #expect(log.entries == ["dispose shared"])
+    #expect(log.elements == ["dispose shared"])
   }
 
   @Test func anEagerSingletonRegisteredInAChildIsDisposedWithThatChild() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = Container()
-    let tenant = try container.makeScope(.scopeTestTenant) { registry in
-      registry.register(ScopeTestResource.self, lifetime: .eagerSingleton) { _ in
-        ScopeTestResource("eager tenant", log: log)
+    let tenant = try container.makeScope(.customTenant) { registry in
+      registry.register(TrackedResource.self, lifetime: .eagerSingleton) { _ in
+        TrackedResource("eager tenant", log: log)
       }
     }
 
     try tenant.close()
 
-    #expect(log.entries == ["dispose eager tenant"])
+    #expect(log.elements == ["dispose eager tenant"])
     try container.close()
-    #expect(log.entries == ["dispose eager tenant"])
+    #expect(log.elements == ["dispose eager tenant"])
   }
 
   @Test func aSessionScopedInstanceResolvedFromARequestBelongsToTheSession() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.session)) { _ in ScopeTestResource("cart")
+      registry.register(TrackedResource.self, lifetime: .scoped(.session)) { _ in TrackedResource("cart")
       }
     }
     let session = try container.makeScope(.session)
     let request = try session.makeScope(.request)
-    let cart = try request.resolve(ScopeTestResource.self)
+    let cart = try request.resolve(TrackedResource.self)
 
     try request.close()
     #expect(cart.disposeCount == 0)
@@ -334,19 +325,19 @@ private struct DisposalTestWeakResource {
   }
 
   @Test func disposableTransientsFromTheRootAreNeverTrackedAndFreeWhenDropped() throws {
-    let created = ScopeTestCounter()
-    let disposed = ScopeTestCounter()
+    let created = Counter()
+    let disposed = Counter()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self) { _ in
-        ScopeTestResource("transient \(created.increment())", disposed: disposed)
+      registry.register(TrackedResource.self) { _ in
+        TrackedResource("transient \(created.increment())", disposed: disposed)
       }
     }
 
-    var references: [DisposalTestWeakResource] = []
+    var references: [WeakBox<TrackedResource>] = []
     references.reserveCapacity(1000)
     for _ in 0..<1000 {
-      let resource = try container.resolve(ScopeTestResource.self)
-      references.append(DisposalTestWeakResource(resource))
+      let resource = try container.resolve(TrackedResource.self)
+      references.append(WeakBox(resource))
     }
 
     #expect(created.value == 1000)
@@ -356,24 +347,24 @@ private struct DisposalTestWeakResource {
   }
 
   @Test func transientGraphAndWeakInstancesResolvedInARequestAreNeitherKeptNorDisposed() throws {
-    let disposed = ScopeTestCounter()
+    let disposed = Counter()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.first) { _ in
-        ScopeTestResource("transient", disposed: disposed)
+      registry.register(TrackedResource.self, name: Ordinal.first) { _ in
+        TrackedResource("transient", disposed: disposed)
       }
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.second, lifetime: .graph) { _ in
-        ScopeTestResource("graph", disposed: disposed)
+      registry.register(TrackedResource.self, name: Ordinal.second, lifetime: .graph) { _ in
+        TrackedResource("graph", disposed: disposed)
       }
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.third, lifetime: .weak) { _ in
-        ScopeTestResource("weak", disposed: disposed)
+      registry.register(TrackedResource.self, name: Ordinal.third, lifetime: .weak) { _ in
+        TrackedResource("weak", disposed: disposed)
       }
     }
     let request = try container.makeScope(.request)
 
-    var references: [DisposalTestWeakResource] = []
+    var references: [WeakBox<TrackedResource>] = []
     for _ in 0..<100 {
       for slot in Self.slots {
-        references.append(DisposalTestWeakResource(try request.resolve(ScopeTestResource.self, name: slot)))
+        references.append(WeakBox(try request.resolve(TrackedResource.self, name: slot)))
       }
     }
 
@@ -385,14 +376,14 @@ private struct DisposalTestWeakResource {
 
   @Test func aScopeKeepsItsScopedInstancesAliveAndNothingKeepsThemOnceTheClosedScopeIsGone() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("kept")
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in
+        TrackedResource("kept")
       }
     }
-    let reference: DisposalTestWeakResource
+    let reference: WeakBox<TrackedResource>
     do {
       let request = try container.makeScope(.request)
-      reference = DisposalTestWeakResource(try request.resolve(ScopeTestResource.self))
+      reference = WeakBox(try request.resolve(TrackedResource.self))
       #expect(reference.object != nil, "the request scope holds its scoped instance")
       #expect(reference.object?.disposeCount == 0)
 
@@ -407,99 +398,98 @@ private struct DisposalTestWeakResource {
   // MARK: Asynchronous disposal
 
   @Test func aSynchronousCloseReportsAsyncDisposalRequiredAndStillDisposesTheOthers() async throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("sync", log: log)
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in
+        TrackedResource("sync", log: log)
       }
-      registry.register(ScopeTestAsyncResource.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestAsyncResource("pool", log: log)
+      registry.register(AsyncTrackedResource.self, lifetime: .scoped(.request)) { _ in
+        AsyncTrackedResource("pool", log: log)
       }
     }
     let request = try container.makeScope(.request)
-    let sync = try request.resolve(ScopeTestResource.self)
-    let pool = try request.resolve(ScopeTestAsyncResource.self)
+    let sync = try request.resolve(TrackedResource.self)
+    let pool = try request.resolve(AsyncTrackedResource.self)
 
-    let error = try #require(scopeResolutionError { try request.close() })
+    let error = try #require(resolutionError { try request.close() })
 
     #expect(error.code == .disposalFailed)
     #expect(error.disposalErrors.count == 1)
     let disposalError = try #require(error.disposalErrors.first as? DisposalError)
     #expect(disposalError.underlying is AsyncDisposalRequired)
-    #expect(scopeTestIsKey(disposalError.key, of: ScopeTestAsyncResource.self))
+    #expect(isPlainKey(disposalError.key, of: AsyncTrackedResource.self))
     #expect(sync.disposeCount == 1)
     #expect(request.isClosed)
     // The asynchronous disposer still runs, once, in the background.
-    #expect(await scopeTestEventually { pool.disposeCount == 1 })
+    #expect(await eventually { pool.disposeCount == 1 })
     try await Task.sleep(for: .milliseconds(20))
     #expect(pool.disposeCount == 1)
   }
 
   @Test func anAwaitedCloseAwaitsAsyncDisposersInReverseCreationOrderExactlyOnce() async throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.first, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("first", log: log)
+      registry.register(TrackedResource.self, name: Ordinal.first, lifetime: .scoped(.request)) { _ in
+        TrackedResource("first", log: log)
       }
-      registry.register(ScopeTestAsyncResource.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestAsyncResource("pool", log: log)
+      registry.register(AsyncTrackedResource.self, lifetime: .scoped(.request)) { _ in
+        AsyncTrackedResource("pool", log: log)
       }
-      registry.register(ScopeTestResource.self, name: ScopeTestSlot.third, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("third", log: log)
+      registry.register(TrackedResource.self, name: Ordinal.third, lifetime: .scoped(.request)) { _ in
+        TrackedResource("third", log: log)
       }
     }
     let request = try container.makeScope(.request)
-    let first = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.first)
-    let pool = try request.resolve(ScopeTestAsyncResource.self)
-    let third = try request.resolve(ScopeTestResource.self, name: ScopeTestSlot.third)
+    let first = try request.resolve(TrackedResource.self, name: Ordinal.first)
+    let pool = try request.resolve(AsyncTrackedResource.self)
+    let third = try request.resolve(TrackedResource.self, name: Ordinal.third)
 
     try await request.close()
 
-    #expect(log.entries == ["dispose third", "async dispose pool", "dispose first"])
+    #expect(log.elements == ["dispose third", "async dispose pool", "dispose first"])
     #expect(pool.disposeCount == 1)
     try await request.close()
-    try scopeTestCloseSynchronously(request)
+    try closeSynchronously(request)
     #expect([first.disposeCount, pool.disposeCount, third.disposeCount] == [1, 1, 1])
-    #expect(log.entries.count == 3)
+    #expect(log.elements.count == 3)
   }
 
   @Test func anAwaitedCloseOfAParentAwaitsItsChildrenFirst() async throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Container { registry in
-      registry.register(ScopeTestAsyncResource.self, name: ScopeTestSlot.first, lifetime: .scoped(.session)) {
+      registry.register(AsyncTrackedResource.self, name: Ordinal.first, lifetime: .scoped(.session)) {
         _ in
-        ScopeTestAsyncResource("session", log: log)
+        AsyncTrackedResource("session", log: log)
       }
-      registry.register(ScopeTestAsyncResource.self, name: ScopeTestSlot.second, lifetime: .scoped(.request))
-      {
+      registry.register(AsyncTrackedResource.self, name: Ordinal.second, lifetime: .scoped(.request)) {
         _ in
-        ScopeTestAsyncResource("request", log: log)
+        AsyncTrackedResource("request", log: log)
       }
     }
     let session = try container.makeScope(.session)
     let request = try session.makeScope(.request)
-    _ = try request.resolve(ScopeTestAsyncResource.self, name: ScopeTestSlot.first)
-    _ = try request.resolve(ScopeTestAsyncResource.self, name: ScopeTestSlot.second)
+    _ = try request.resolve(AsyncTrackedResource.self, name: Ordinal.first)
+    _ = try request.resolve(AsyncTrackedResource.self, name: Ordinal.second)
 
     try await session.close()
 
-    #expect(log.entries == ["async dispose request", "async dispose session"])
+    #expect(log.elements == ["async dispose request", "async dispose session"])
     #expect(request.isClosed)
   }
 
   @Test func anAwaitedCloseCollectsDisposerErrorsToo() async throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log, failing: [.second])
     let request = try container.makeScope(.request)
-    for slot in Self.slots { _ = try request.resolve(ScopeTestResource.self, name: slot) }
+    for slot in Self.slots { _ = try request.resolve(TrackedResource.self, name: slot) }
 
-    let error = await scopeAsyncResolutionError { try await request.close() }
+    let error = await asyncResolutionError { try await request.close() }
 
     #expect(error?.code == .disposalFailed)
     #expect(
-      scopeTestUnderlying(error?.disposalErrors ?? []).compactMap { $0 as? ScopeTestDisposalFailure } == [
-        ScopeTestDisposalFailure(label: "second")
+      underlyingErrors(error?.disposalErrors ?? []).compactMap { $0 as? DisposalFailure } == [
+        DisposalFailure(label: "second")
       ])
-    #expect(log.entries == ["dispose third", "dispose second", "dispose first"])
+    #expect(log.elements == ["dispose third", "dispose second", "dispose first"])
   }
 }

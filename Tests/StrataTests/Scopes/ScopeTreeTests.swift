@@ -41,14 +41,14 @@ import Testing
 
     let tenant = try container.makeScope(ScopeTag("tenant"), name: "acme")
 
-    #expect(tenant.tag == .scopeTestTenant)
+    #expect(tenant.tag == .customTenant)
     #expect(tenant.tag != .request)
     #expect(tenant.tag != .session)
     #expect(ScopeTag.request != ScopeTag.session)
     #expect(ScopeTag.root != ScopeTag.request)
     #expect(ScopeTag.request.name == "request")
     #expect(ScopeTag.session.name == "session")
-    #expect(ScopeTag.scopeTestTenant.description == ".tenant")
+    #expect(ScopeTag.customTenant.description == ".tenant")
     #expect(tenant.description == #"tenant("acme")"#)
   }
 
@@ -78,212 +78,212 @@ import Testing
 
   @Test func aChildSeesEveryRegistrationOfItsAncestors() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("root") }
+      registry.register(LabeledService.self) { _ in LabeledService("root") }
     }
     let session = try container.makeScope(.session)
     let request = try session.makeScope(.request)
 
-    #expect(try request.resolve(ScopeTestService.self).label == "root")
-    #expect(try session.resolve(ScopeTestService.self).label == "root")
+    #expect(try request.resolve(LabeledService.self).label == "root")
+    #expect(try session.resolve(LabeledService.self).label == "root")
   }
 
   @Test func aChildsOverrideIsSeenByItAndItsDescendantsOnly() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("root") }
+      registry.register(LabeledService.self) { _ in LabeledService("root") }
     }
     let child = try container.makeScope(.session, name: "child") { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("child") }
+      registry.register(LabeledService.self) { _ in LabeledService("child") }
     }
     let grandchild = try child.makeScope(.request)
     let sibling = try container.makeScope(.session, name: "sibling")
     let nephew = try sibling.makeScope(.request)
 
-    #expect(try child.resolve(ScopeTestService.self).label == "child")
-    #expect(try grandchild.resolve(ScopeTestService.self).label == "child")
-    #expect(try container.resolve(ScopeTestService.self).label == "root")
-    #expect(try sibling.resolve(ScopeTestService.self).label == "root")
-    #expect(try nephew.resolve(ScopeTestService.self).label == "root")
+    #expect(try child.resolve(LabeledService.self).label == "child")
+    #expect(try grandchild.resolve(LabeledService.self).label == "child")
+    #expect(try container.resolve(LabeledService.self).label == "root")
+    #expect(try sibling.resolve(LabeledService.self).label == "root")
+    #expect(try nephew.resolve(LabeledService.self).label == "root")
   }
 
   @Test func aChildsAdditionIsInvisibleToItsParentAndSiblings() throws {
     let container = Container()
     let child = try container.makeScope(.session) { registry in
-      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "child") }
+      registry.register(Dependency.self) { _ in Dependency(origin: "child") }
     }
     let grandchild = try child.makeScope(.request)
     let sibling = try container.makeScope(.session)
 
-    #expect(try child.resolve(ScopeTestDependency.self).origin == "child")
-    #expect(try grandchild.resolve(ScopeTestDependency.self).origin == "child")
+    #expect(try child.resolve(Dependency.self).origin == "child")
+    #expect(try grandchild.resolve(Dependency.self).origin == "child")
 
-    let fromRoot = scopeResolutionError { _ = try container.resolve(ScopeTestDependency.self) }
+    let fromRoot = resolutionError { _ = try container.resolve(Dependency.self) }
     #expect(fromRoot?.code == .notRegistered)
-    #expect(fromRoot.map { scopeTestIsKey($0.key, of: ScopeTestDependency.self) } == true)
+    #expect(fromRoot.map { isPlainKey($0.key, of: Dependency.self) } == true)
 
-    let fromSibling = scopeResolutionError { _ = try sibling.resolve(ScopeTestDependency.self) }
+    let fromSibling = resolutionError { _ = try sibling.resolve(Dependency.self) }
     #expect(fromSibling?.code == .notRegistered)
-    #expect(try sibling.resolveIfRegistered(ScopeTestDependency.self) == nil)
+    #expect(try sibling.resolveIfRegistered(Dependency.self) == nil)
   }
 
   @Test func namedRegistrationsCanBeOverriddenInAChild() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self, name: ScopeTestSlot.first) { _ in ScopeTestService("root") }
-      registry.register(ScopeTestService.self, name: ScopeTestSlot.second) { _ in ScopeTestService("root 2") }
+      registry.register(LabeledService.self, name: Ordinal.first) { _ in LabeledService("root") }
+      registry.register(LabeledService.self, name: Ordinal.second) { _ in LabeledService("root 2") }
     }
     let child = try container.makeScope(.request) { registry in
-      registry.register(ScopeTestService.self, name: ScopeTestSlot.first) { _ in ScopeTestService("child") }
+      registry.register(LabeledService.self, name: Ordinal.first) { _ in LabeledService("child") }
     }
 
-    #expect(try child.resolve(ScopeTestService.self, name: ScopeTestSlot.first).label == "child")
-    #expect(try child.resolve(ScopeTestService.self, name: ScopeTestSlot.second).label == "root 2")
-    #expect(try container.resolve(ScopeTestService.self, name: ScopeTestSlot.first).label == "root")
+    #expect(try child.resolve(LabeledService.self, name: Ordinal.first).label == "child")
+    #expect(try child.resolve(LabeledService.self, name: Ordinal.second).label == "root 2")
+    #expect(try container.resolve(LabeledService.self, name: Ordinal.first).label == "root")
   }
 
   @Test func twoChildrenMadeFromTheSameBuildDoNotShareRegistrations() throws {
     let container = Container()
-    let acme = try container.makeScope(.scopeTestTenant, name: "acme") { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("acme") }
+    let acme = try container.makeScope(.customTenant, name: "acme") { registry in
+      registry.register(LabeledService.self) { _ in LabeledService("acme") }
     }
-    let globex = try container.makeScope(.scopeTestTenant, name: "globex") { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("globex") }
+    let globex = try container.makeScope(.customTenant, name: "globex") { registry in
+      registry.register(LabeledService.self) { _ in LabeledService("globex") }
     }
 
-    #expect(try acme.makeScope(.request).resolve(ScopeTestService.self).label == "acme")
-    #expect(try globex.makeScope(.request).resolve(ScopeTestService.self).label == "globex")
+    #expect(try acme.makeScope(.request).resolve(LabeledService.self).label == "acme")
+    #expect(try globex.makeScope(.request).resolve(LabeledService.self).label == "globex")
   }
 
   // MARK: Upward lookup
 
   @Test func theNearestRegistrationWins() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("root") }
+      registry.register(LabeledService.self) { _ in LabeledService("root") }
     }
     let session = try container.makeScope(.session) { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("session") }
+      registry.register(LabeledService.self) { _ in LabeledService("session") }
     }
     let plainRequest = try session.makeScope(.request)
     let overridingRequest = try session.makeScope(.request) { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("request") }
+      registry.register(LabeledService.self) { _ in LabeledService("request") }
     }
 
-    #expect(try plainRequest.resolve(ScopeTestService.self).label == "session")
-    #expect(try overridingRequest.resolve(ScopeTestService.self).label == "request")
-    #expect(try session.resolve(ScopeTestService.self).label == "session")
-    #expect(try container.resolve(ScopeTestService.self).label == "root")
+    #expect(try plainRequest.resolve(LabeledService.self).label == "session")
+    #expect(try overridingRequest.resolve(LabeledService.self).label == "request")
+    #expect(try session.resolve(LabeledService.self).label == "session")
+    #expect(try container.resolve(LabeledService.self).label == "root")
   }
 
   @Test func lookupIsMadeAtResolveTimeSoLaterRegistrationsOfAnAncestorAreSeen() throws {
     let container = Container()
     let session = try container.makeScope(.session)
     let request = try session.makeScope(.request)
-    #expect(try request.resolveIfRegistered(ScopeTestService.self) == nil)
+    #expect(try request.resolveIfRegistered(LabeledService.self) == nil)
 
     try container.register { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("root, later") }
+      registry.register(LabeledService.self) { _ in LabeledService("root, later") }
     }
-    #expect(try request.resolve(ScopeTestService.self).label == "root, later")
+    #expect(try request.resolve(LabeledService.self).label == "root, later")
 
     try session.register { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("session, later") }
+      registry.register(LabeledService.self) { _ in LabeledService("session, later") }
     }
-    #expect(try request.resolve(ScopeTestService.self).label == "session, later")
-    #expect(try container.resolve(ScopeTestService.self).label == "root, later")
+    #expect(try request.resolve(LabeledService.self).label == "session, later")
+    #expect(try container.resolve(LabeledService.self).label == "root, later")
   }
 
   @Test func aTransientFromTheRootResolvesItsDependenciesInTheAskingScope() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "root") }
-      registry.register(ScopeTestConsumer.self, ScopeTestConsumer.init)
+      registry.register(Dependency.self) { _ in Dependency(origin: "root") }
+      registry.register(Consumer.self, Consumer.init)
     }
     let request = try container.makeScope(.request) { registry in
-      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "request") }
+      registry.register(Dependency.self) { _ in Dependency(origin: "request") }
     }
 
-    #expect(try request.resolve(ScopeTestConsumer.self).dependency.origin == "request")
-    #expect(try container.resolve(ScopeTestConsumer.self).dependency.origin == "root")
+    #expect(try request.resolve(Consumer.self).dependency.origin == "request")
+    #expect(try container.resolve(Consumer.self).dependency.origin == "root")
   }
 
   // MARK: resolveAll along the chain
 
   @Test func resolveAllListsTheRootsRegistrationsFirstThenEachScopesDownToTheCurrentOne() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("root 1") }
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("root 2") }
+      registry.register(LabeledService.self) { _ in LabeledService("root 1") }
+      registry.register(LabeledService.self) { _ in LabeledService("root 2") }
     }
     let session = try container.makeScope(.session) { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("session 1") }
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("session 2") }
+      registry.register(LabeledService.self) { _ in LabeledService("session 1") }
+      registry.register(LabeledService.self) { _ in LabeledService("session 2") }
     }
-    let empty = try session.makeScope(.scopeTestTenant)
+    let empty = try session.makeScope(.customTenant)
     let request = try empty.makeScope(.request) { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("request 1") }
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("request 2") }
+      registry.register(LabeledService.self) { _ in LabeledService("request 1") }
+      registry.register(LabeledService.self) { _ in LabeledService("request 2") }
     }
     let sibling = try container.makeScope(.session)
 
     #expect(
-      try request.resolveAll(ScopeTestService.self).map(\.label) == [
+      try request.resolveAll(LabeledService.self).map(\.label) == [
         "root 1", "root 2", "session 1", "session 2", "request 1", "request 2",
       ])
     #expect(
-      try empty.resolveAll(ScopeTestService.self).map(\.label) == [
+      try empty.resolveAll(LabeledService.self).map(\.label) == [
         "root 1", "root 2", "session 1", "session 2",
       ])
-    #expect(try container.resolveAll(ScopeTestService.self).map(\.label) == ["root 1", "root 2"])
-    #expect(try sibling.resolveAll(ScopeTestService.self).map(\.label) == ["root 1", "root 2"])
-    #expect(try request.resolve(ScopeTestService.self).label == "request 2")
+    #expect(try container.resolveAll(LabeledService.self).map(\.label) == ["root 1", "root 2"])
+    #expect(try sibling.resolveAll(LabeledService.self).map(\.label) == ["root 1", "root 2"])
+    #expect(try request.resolve(LabeledService.self).label == "request 2")
   }
 
   @Test func resolveAllKeepsRegistrationOrderAcrossBatchesOfOneScope() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("root 1") }
+      registry.register(LabeledService.self) { _ in LabeledService("root 1") }
     }
     let request = try container.makeScope(.request) { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("request 1") }
+      registry.register(LabeledService.self) { _ in LabeledService("request 1") }
     }
     try request.register { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("request 2") }
+      registry.register(LabeledService.self) { _ in LabeledService("request 2") }
     }
     try container.register { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("root 2") }
+      registry.register(LabeledService.self) { _ in LabeledService("root 2") }
     }
 
     #expect(
-      try request.resolveAll(ScopeTestService.self).map(\.label) == [
+      try request.resolveAll(LabeledService.self).map(\.label) == [
         "root 1", "root 2", "request 1", "request 2",
       ])
   }
 
   @Test func resolveAllWithANameFollowsTheSameOrder() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self, name: ScopeTestSlot.first) { _ in ScopeTestService("root") }
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("root, unnamed") }
+      registry.register(LabeledService.self, name: Ordinal.first) { _ in LabeledService("root") }
+      registry.register(LabeledService.self) { _ in LabeledService("root, unnamed") }
     }
     let request = try container.makeScope(.request) { registry in
-      registry.register(ScopeTestService.self, name: ScopeTestSlot.first) { _ in ScopeTestService("request") }
-      registry.register(ScopeTestService.self, name: ScopeTestSlot.second) { _ in ScopeTestService("other") }
+      registry.register(LabeledService.self, name: Ordinal.first) { _ in LabeledService("request") }
+      registry.register(LabeledService.self, name: Ordinal.second) { _ in LabeledService("other") }
     }
 
     #expect(
-      try request.resolveAll(ScopeTestService.self, name: ScopeTestSlot.first).map(\.label) == [
+      try request.resolveAll(LabeledService.self, name: Ordinal.first).map(\.label) == [
         "root", "request",
       ])
   }
 
   @Test func resolveAllResolvesEachSingletonInTheScopeThatRegisteredIt() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "root") }
-      registry.register(ScopeTestConsumer.self, lifetime: .singleton, ScopeTestConsumer.init)
+      registry.register(Dependency.self) { _ in Dependency(origin: "root") }
+      registry.register(Consumer.self, lifetime: .singleton, Consumer.init)
     }
     let request = try container.makeScope(.request) { registry in
-      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "request") }
-      registry.register(ScopeTestConsumer.self, lifetime: .singleton, ScopeTestConsumer.init)
+      registry.register(Dependency.self) { _ in Dependency(origin: "request") }
+      registry.register(Consumer.self, lifetime: .singleton, Consumer.init)
     }
 
-    let all = try request.resolveAll(ScopeTestConsumer.self)
+    let all = try request.resolveAll(Consumer.self)
 
     #expect(all.map(\.dependency.origin) == ["root", "request"])
-    #expect(try all.first === container.resolve(ScopeTestConsumer.self))
-    #expect(try all.last === request.resolve(ScopeTestConsumer.self))
+    #expect(try all.first === container.resolve(Consumer.self))
+    #expect(try all.last === request.resolve(Consumer.self))
   }
 }

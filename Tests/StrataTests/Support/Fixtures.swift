@@ -1,9 +1,9 @@
-import Foundation
 import Strata
-import Synchronization
-import Testing
 
-// MARK: - Service fixtures shared by the suites
+// The services, names and tags the suites resolve. Shared vocabulary: a suite declares its own
+// service types only when they say something about that suite's feature.
+
+// MARK: - An application graph
 
 protocol Database: AnyObject, Sendable {}
 
@@ -91,208 +91,100 @@ struct FixtureError: Error, Equatable {
   let code: Int
 }
 
-// MARK: - Error helpers
+// MARK: - Services for the scope tree
 
-/// The ``ResolutionError`` that `body` throws; records an issue and returns `nil` if it throws
-/// nothing or another error.
-///
-/// Unlike `#require(throws:)`, this is a plain function, so registrations made inside `body` keep
-/// their own `#line` (inside a macro argument, `#line` is the macro's line).
-func resolutionError(
-  sourceLocation: Testing.SourceLocation = #_sourceLocation, _ body: () throws -> Void
-) -> ResolutionError? {
-  do {
-    try body()
-    Issue.record("expected a ResolutionError, but nothing was thrown", sourceLocation: sourceLocation)
-  } catch let error as ResolutionError {
-    return error
-  } catch {
-    Issue.record("expected a ResolutionError, got \(error)", sourceLocation: sourceLocation)
+/// A plain service that knows where it came from.
+final class LabeledService: Sendable {
+  let label: String
+
+  init(_ label: String) {
+    self.label = label
   }
-  return nil
 }
 
-// MARK: - Key helpers
+/// A dependency that child scopes override.
+final class Dependency: Sendable {
+  let origin: String
 
-/// The service types of `keys`, comparable with `identifiers(of:)`.
-func identifiers(_ keys: [ServiceKey]) -> [ObjectIdentifier] {
-  keys.map { ObjectIdentifier($0.serviceType) }
+  init(origin: String) {
+    self.origin = origin
+  }
 }
 
-/// The identities of `types`, in order.
-func identifiers(of types: Any.Type...) -> [ObjectIdentifier] {
-  types.map { ObjectIdentifier($0) }
+/// A service holding a ``Dependency``.
+final class Consumer: Sendable {
+  let dependency: Dependency
+
+  init(dependency: Dependency) {
+    self.dependency = dependency
+  }
 }
 
-/// Whether `key` is the plain key of `type`: no name, no runtime arguments.
-func isPlainKey(_ key: ServiceKey, of type: Any.Type) -> Bool {
-  ObjectIdentifier(key.serviceType) == ObjectIdentifier(type) && !key.isNamed && !key.hasArguments
+// MARK: - Tags and names
+
+extension ScopeTag {
+  /// A custom tag, as an application would declare one.
+  static let customTenant = ScopeTag("tenant")
 }
 
-/// The registration of `type` among `descriptors`, if there is exactly one.
-func descriptor(of type: Any.Type, in descriptors: [RegistrationDescriptor]) -> RegistrationDescriptor? {
-  let matching = descriptors.filter { ObjectIdentifier($0.key.serviceType) == ObjectIdentifier(type) }
-  return matching.count == 1 ? matching[0] : nil
+/// Names for several registrations of one type.
+enum Ordinal: Hashable, Sendable {
+  case first
+  case second
+  case third
 }
 
-// MARK: - Thread-safe test utilities
+// MARK: - Services for the regression suites
 
-/// Counts factory runs and the like; safe to share between threads.
-final class Counter: Sendable {
-  private let storage = Atomic<Int>(0)
+/// A scoped service whose instance must never be handed out as another type.
+final class FirstScoped: Sendable {
+  let label = "first"
+}
 
+/// Laid out differently from `FirstScoped`, so reading one as the other shows.
+final class SecondScoped: Sendable {
+  let numbers = [1, 2, 3]
+  let tag = 0x5EC0_0D
+}
+
+/// A service that receives its arguments as given, to tell argument lists apart.
+struct ArgumentEcho: Sendable, Equatable {
+  let text: String
+}
+
+/// A service that holds a `Provider` and a `Lazy` of a plain dependency.
+final class ProviderHolder: Sendable {
+  let provider: Provider<Widget>
+  let lazy: Lazy<Widget>
+
+  init(provider: Provider<Widget>, lazy: Lazy<Widget>) {
+    self.provider = provider
+    self.lazy = lazy
+  }
+}
+
+/// A singleton that holds a `Lazy` of itself's neighbour: the cycle-breaking recipe.
+final class LazyHoldingSingleton: Sendable {
+  let neighbour: Lazy<Widget>
+
+  init(neighbour: Lazy<Widget>) {
+    self.neighbour = neighbour
+  }
+}
+
+/// One link of a chain of distinct service types: `Link<Link<…<ChainEnd>>>`.
+final class Link<Inner>: Sendable {
+  let depth: Int
+
+  init(depth: Int) {
+    self.depth = depth
+  }
+}
+
+/// The innermost service of a chain of `Link`s.
+final class ChainEnd: Sendable {
   init() {}
-
-  /// Adds one and returns the new count.
-  @discardableResult
-  func increment() -> Int {
-    storage.add(1, ordering: .sequentiallyConsistent).newValue
-  }
-
-  var value: Int { storage.load(ordering: .sequentiallyConsistent) }
 }
 
-/// A flag one thread raises and others poll.
-final class Flag: Sendable {
-  private let storage = Atomic<Bool>(false)
-
-  init() {}
-
-  func raise() { storage.store(true, ordering: .sequentiallyConsistent) }
-
-  var isRaised: Bool { storage.load(ordering: .sequentiallyConsistent) }
-}
-
-/// A value guarded by a lock that ThreadSanitizer understands.
-///
-/// `Synchronization.Mutex` is built on futexes on Linux, which ThreadSanitizer does not see, so it
-/// reports accesses under a `Mutex` as races; `NSLock` is a pthread mutex, which it does see.
-///
-/// `@unchecked Sendable`: `value` is read and written only while `lock` is held.
-final class Locked<Value>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var value: Value
-
-  init(_ value: Value) {
-    self.value = value
-  }
-
-  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-    lock.lock()
-    defer { lock.unlock() }
-    return try body(&value)
-  }
-}
-
-/// Collects values from several threads.
-final class Collector<Element: Sendable>: Sendable {
-  private let storage = Locked<[Element]>([])
-
-  init() {}
-
-  func append(_ element: Element) {
-    storage.withLock { $0.append(element) }
-  }
-
-  var elements: [Element] { storage.withLock { $0 } }
-
-  func removeAll() {
-    storage.withLock { $0.removeAll() }
-  }
-}
-
-/// Holds one value set after the holder was captured (by a factory, say).
-final class Slot<Value: Sendable>: Sendable {
-  private let storage = Locked<Value?>(nil)
-
-  init() {}
-
-  var value: Value? {
-    get { storage.withLock { $0 } }
-    set { storage.withLock { $0 = newValue } }
-  }
-}
-
-/// Lets a fixed number of threads wait until all of them have arrived. Later arrivals pass at once.
-///
-/// Waiting is bounded, so a broken container cannot hang a test here: `arriveAndWait` gives up
-/// after `timeout` and returns `false`.
-final class Barrier: Sendable {
-  private let missing: Atomic<Int>
-
-  init(parties: Int) {
-    missing = Atomic(parties)
-  }
-
-  @discardableResult
-  func arriveAndWait(timeout: Duration = .seconds(5)) -> Bool {
-    missing.subtract(1, ordering: .sequentiallyConsistent)
-    let deadline = ContinuousClock.now + timeout
-    while missing.load(ordering: .sequentiallyConsistent) > 0 {
-      if ContinuousClock.now >= deadline { return false }
-      usleep(50)
-    }
-    return true
-  }
-}
-
-/// Runs `body(index)` for `index` in `0..<count`, each on a new thread, all at once, and waits for
-/// them without blocking the caller's thread.
-///
-/// - Returns: `true` if all threads finished within `timeout`; `false` if any did not, which means
-///   a deadlock (the stuck threads are abandoned, so the test fails instead of hanging).
-func runOnThreads(
-  _ count: Int, timeout: Duration = .seconds(10), _ body: @escaping @Sendable (Int) -> Void
-) async -> Bool {
-  let finished = Counter()
-  for index in 0..<count {
-    let thread = Thread {
-      body(index)
-      finished.increment()
-    }
-    thread.start()
-  }
-  let deadline = ContinuousClock.now + timeout
-  while finished.value < count {
-    if ContinuousClock.now >= deadline { return false }
-    try? await Task.sleep(for: .milliseconds(1))
-  }
-  return true
-}
-
-/// Runs `body` on its own thread and returns its result, or `nil` if it did not finish within
-/// `timeout` (a deadlock).
-func withDeadline<Value: Sendable>(
-  _ timeout: Duration = .seconds(10), _ body: @escaping @Sendable () -> Value
-) async -> Value? {
-  let result = Slot<Value>()
-  let finished = await runOnThreads(1, timeout: timeout) { _ in result.value = body() }
-  return finished ? result.value : nil
-}
-
-/// What a resolve that may fail ended with, as a `Sendable` value for collecting across threads.
-enum Outcome: Sendable, Equatable {
-  case success(ObjectIdentifier)
-  case failure(ResolutionError.Code)
-  case otherError(String)
-
-  init(_ body: () throws -> AnyObject) {
-    do {
-      self = .success(ObjectIdentifier(try body()))
-    } catch let error as ResolutionError {
-      self = .failure(error.code)
-    } catch {
-      self = .otherError(String(describing: error))
-    }
-  }
-
-  var code: ResolutionError.Code? {
-    if case .failure(let code) = self { return code }
-    return nil
-  }
-}
-
-/// Sleeps for about `microseconds`, to keep a factory running while other threads arrive.
-func pause(microseconds: UInt32) {
-  usleep(microseconds)
-}
+/// A marker error thrown by a request handler.
+struct HandlerFailure: Error {}
