@@ -55,6 +55,15 @@ import Testing
 
     #expect(try container.resolve(LabeledService.self) === container.resolve(LabeledService.self))
     #expect(runs.value == 1)
+
+    let other = try Container { registry in
+      registry.register(LabeledService.self, lifetime: .scoped) { _ in
+        LabeledService("run \(runs.increment())")
+      }
+    }
+    #expect(try other.resolve(LabeledService.self) === other.resolve(LabeledService.self))
+    #expect(try other.resolve(LabeledService.self) !== container.resolve(LabeledService.self))
+    #expect(runs.value == 2, "another container has its own instance")
   }
 
   // MARK: scoped(tag): one per nearest ancestor with the tag
@@ -157,6 +166,7 @@ import Testing
     let fromRequest = resolutionError { _ = try request.resolve(LabeledService.self) }
 
     #expect(fromRoot?.code == .noMatchingScope)
+    #expect(fromRoot.map { isPlainKey($0.key, of: LabeledService.self) } == true)
     #expect(fromRoot?.hint?.contains("root") == true)
     #expect(fromRequest?.code == .noMatchingScope)
     #expect(
@@ -173,6 +183,7 @@ import Testing
         LabeledService("run \(runs.increment())")
       }
     }
+    #expect(runs.value == 0, "a lazy singleton is made on first use, not at registration")
     let session = try container.makeScope(.session)
     let request = try session.makeScope(.request)
     let otherRequest = try container.makeScope(.request)
