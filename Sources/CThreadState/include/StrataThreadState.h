@@ -32,6 +32,11 @@ typedef struct strata_thread_state {
   const void *_Nullable ambient_owner;
   /// The registration (unretained) of that shared instance, set and cleared with `ambient_owner`.
   const void *_Nullable ambient_holder;
+  /// The tree (a container's `treeID`) this thread last published a snapshot to, and the registry
+  /// version it published: a resolve running on this thread sees what its own factories
+  /// registered.
+  uintptr_t published_tree;
+  uintptr_t published_version;
 } strata_thread_state_t;
 
 extern _Thread_local strata_thread_state_t strata_thread_state_storage;

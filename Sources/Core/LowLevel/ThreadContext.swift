@@ -42,6 +42,19 @@ enum ThreadContext {
     return state.pointee.ambient_holder.map { Unmanaged.fromOpaque($0) }
   }
 
+  /// Notes that this thread just published registry `version` in tree `tree`.
+  static func notePublished(version: UInt, tree: UInt) {
+    let state = strata_thread_state()
+    state.pointee.published_tree = tree
+    state.pointee.published_version = version
+  }
+
+  /// The newest registry version this thread published in tree `tree`; 0 if none.
+  static func publishedVersion(tree: UInt) -> UInt {
+    let state = strata_thread_state()
+    return state.pointee.published_tree == tree ? state.pointee.published_version : 0
+  }
+
   /// Whether the caller runs so near this thread's stack end that a resolve must stop with an
   /// error rather than recurse further.
   @inlinable @inline(__always)

@@ -169,11 +169,11 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
       return try make(resolver, repeat each arguments)
     case .singleton, .eagerSingleton:
       // A singleton's dependencies come from the scope that registered it, never from the asker.
-      return try owner.withResolver(depth: resolver.depth, captor: self) {
+      return try owner.withResolver(depth: resolver.depth, captor: self, version: resolver.version) {
         try singleton($0, owner: owner, repeat each arguments)
       }
     case .weak:
-      return try owner.withResolver(depth: resolver.depth, captor: self) {
+      return try owner.withResolver(depth: resolver.depth, captor: self, version: resolver.version) {
         try weakShared($0, repeat each arguments)
       }
     case .graph:
@@ -251,7 +251,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     let instance: Service
     do {
       instance = try owner._withUnsafeGuaranteedRef { owner in
-        try owner.withResolver(depth: resolver.depth, captor: self) { resolver in
+        try owner.withResolver(depth: resolver.depth, captor: self, version: resolver.version) { resolver in
           let instance = try construct(resolver, repeat each arguments)
           // Visible to this thread only, so that the activation hook can close a cycle.
           owner.provisionScoped(self, slot: slot, instance: Registration.box(instance))
@@ -384,7 +384,9 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
 
   override func createEagerly(in scope: Scope) throws {
     guard let registration = withoutArguments else { return }
-    _ = try scope.withResolver(captor: self) { try registration.singleton($0, owner: scope) }
+    _ = try scope.withResolver(captor: self, version: scope.registryVersion) {
+      try registration.singleton($0, owner: scope)
+    }
   }
 }
 

@@ -44,6 +44,10 @@ final class Registry: @unchecked Sendable {
   @usableFromInline let shift: UInt
   /// The next older level; `nil` for the oldest.
   @usableFromInline let older: Registry?
+  /// The tree's registry version this snapshot was published at (see `Scope.publish`): a resolve
+  /// that began at version `v` reads, in every scope, the newest snapshot whose version is at
+  /// most `v`. Written once, under the publish lock, before the snapshot is published.
+  @usableFromInline var version: UInt = 0
   /// This level's run of registrations, in registration order; owns what the slots refer to.
   let ownRegistrations: [AnyRegistration]
   private let nameTables: [NameTable]

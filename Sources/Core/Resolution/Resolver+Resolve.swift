@@ -16,7 +16,7 @@ extension Resolver {
       let found = Scope.find(
         from: scope,
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)))
+        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), version: version)
     else { return try resolveUnregistered(Service.self) }
     if found.isOwnerClosed { throw found.closedError() }
     return try found.registration._withUnsafeGuaranteedRef {
@@ -44,7 +44,7 @@ extension Resolver {
       let found = Scope.find(
         from: scope,
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), name: name)
+        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), name: name, version: version)
     else { throw missing(Service.self, name: name) }
     if found.isOwnerClosed { throw found.closedError() }
     return try found.registration._withUnsafeGuaranteedRef {
@@ -71,7 +71,7 @@ extension Resolver {
       let found = Scope.find(
         from: scope,
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: argumentListBits(repeat (each Argument).self))
+        arguments: argumentListBits(repeat (each Argument).self), version: version)
     else { throw missing(Service.self, arguments: repeat (each Argument).self) }
     if found.isOwnerClosed { throw found.closedError() }
     return try found.registration._withUnsafeGuaranteedRef {
@@ -96,7 +96,7 @@ extension Resolver {
       let found = Scope.find(
         from: scope,
         service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: argumentListBits(repeat (each Argument).self), name: name)
+        arguments: argumentListBits(repeat (each Argument).self), name: name, version: version)
     else { throw missing(Service.self, name: name, arguments: repeat (each Argument).self) }
     if found.isOwnerClosed { throw found.closedError() }
     return try found.registration._withUnsafeGuaranteedRef {

@@ -34,21 +34,28 @@ public struct Resolver: ~Copyable {
   /// The shared registration (singleton, weak, scoped) whose instance this resolve is building,
   /// if any: a shorter-lived scoped dependency reached from it would be captured.
   @usableFromInline let captor: Unmanaged<AnyRegistration>?
+  /// The registry version the top-level resolve began at: every lookup of this resolve, however
+  /// deep, reads the snapshots as they were then, so that a batch published meanwhile never
+  /// gives one resolve half old and half new dependencies.
+  @usableFromInline let version: UInt
 
   @inlinable @inline(__always)
   init(
     scope: Unmanaged<Scope>, depth: Int, graph: UnsafeMutablePointer<Unmanaged<GraphCache>?>,
-    captor: Unmanaged<AnyRegistration>?
+    captor: Unmanaged<AnyRegistration>?, version: UInt
   ) {
     self.scope = scope
     self.depth = depth
     self.graph = graph
     self.captor = captor
+    self.version = version
   }
 
   /// The resolver handed to the factories this one calls.
   @inlinable @inline(__always)
-  var nested: Resolver { Resolver(scope: scope, depth: depth &+ 1, graph: graph, captor: captor) }
+  var nested: Resolver {
+    Resolver(scope: scope, depth: depth &+ 1, graph: graph, captor: captor, version: version)
+  }
 
   /// The scope this resolve runs in: the scope that was asked, or, for a singleton's dependencies,
   /// the scope that registered the singleton.
@@ -66,10 +73,13 @@ extension Scope {
   /// A shared instance's factory also checks the stack here, once for both (see
   /// `Registration.construct`).
   final func withResolver<Result>(
-    depth: Int = 0, captor: AnyRegistration? = nil, _ body: (borrowing Resolver) throws -> Result
+    depth: Int = 0, captor: AnyRegistration? = nil, version: UInt,
+    _ body: (borrowing Resolver) throws -> Result
   ) throws -> Result {
     // (Not `guard let captor`: binding it, and capturing it below, would retain it.)
-    guard captor != nil else { return try withFreshResolver(depth: depth, captor: nil, body) }
+    guard captor != nil else {
+      return try withFreshResolver(depth: depth, captor: nil, version: version, body)
+    }
     if ThreadContext.isStackNearlyExhausted {
       throw Scope.tooDeep(creating: captor, depth: depth)
     }
@@ -81,12 +91,19 @@ extension Scope {
       ThreadContext.ambientOwner = outerOwner
       ThreadContext.ambientHolder = outerHolder
     }
-    return try withFreshResolver(depth: depth, captor: captor, body)
+    return try withFreshResolver(depth: depth, captor: captor, version: version, body)
+  }
+
+  /// ``withResolver(depth:captor:version:_:)`` for a new top-level resolve: at the tree's
+  /// current registry version.
+  @inlinable @inline(__always)
+  final func withResolver<Result>(_ body: (borrowing Resolver) throws -> Result) throws -> Result {
+    try withResolver(version: Scope.currentVersion(of: Unmanaged.passUnretained(self)), body)
   }
 
   @inlinable @inline(__always)
   final func withFreshResolver<Result>(
-    depth: Int, captor: AnyRegistration?, _ body: (borrowing Resolver) throws -> Result
+    depth: Int, captor: AnyRegistration?, version: UInt, _ body: (borrowing Resolver) throws -> Result
   ) rethrows -> Result {
     var graph: Unmanaged<GraphCache>? = nil
     defer { if let graph { graph.release() } }
@@ -94,7 +111,7 @@ extension Scope {
       try body(
         Resolver(
           scope: Unmanaged.passUnretained(self), depth: depth, graph: graph,
-          captor: captor.map { Unmanaged.passUnretained($0) }))
+          captor: captor.map { Unmanaged.passUnretained($0) }, version: version))
     }
   }
 }
@@ -105,11 +122,11 @@ extension Scope {
   /// twice.
   @inlinable @inline(__always)
   final func withResolver<Result>(
-    borrowing registration: Unmanaged<AnyRegistration>,
+    borrowing registration: Unmanaged<AnyRegistration>, version: UInt,
     _ body: (borrowing Resolver, AnyRegistration) throws -> Result
   ) rethrows -> Result {
     try registration._withUnsafeGuaranteedRef { registration in
-      try withResolver { try body($0, registration) }
+      try withResolver(version: version) { try body($0, registration) }
     }
   }
 }
@@ -127,11 +144,14 @@ extension Scope {
 struct Found {
   @usableFromInline let registration: Unmanaged<AnyRegistration>
   @usableFromInline let owner: Unmanaged<Scope>
+  /// The registry version the lookup read at, which the resolve goes on reading at.
+  @usableFromInline let version: UInt
 
   @inlinable @inline(__always)
-  init(registration: Unmanaged<AnyRegistration>, owner: Unmanaged<Scope>) {
+  init(registration: Unmanaged<AnyRegistration>, owner: Unmanaged<Scope>, version: UInt) {
     self.registration = registration
     self.owner = owner
+    self.version = version
   }
 
   /// Whether the scope holding the registration has started closing: its instances are, or are

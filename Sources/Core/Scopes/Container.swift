@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The root of a scope tree: where application-wide services are registered and singletons live.
 ///
 /// ```swift
@@ -12,6 +14,12 @@
 /// A container is a ``Scope`` with the tag ``ScopeTag/root``; everything a scope does, it does.
 /// It is safe to share between any number of threads and tasks.
 public final class Container: Scope, @unchecked Sendable {
+  /// A number no other container of this process has, to tell trees apart without relying on an
+  /// address that a freed container may pass on.
+  let containerID = Container.treeIDs.add(1, ordering: .relaxed).newValue
+
+  private static let treeIDs = Atomic<UInt>(0)
+
   /// Creates an empty container.
   ///
   /// ```swift

@@ -18,7 +18,7 @@ extension Scope {
     guard
       let found = Scope.find(
         from: start, service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)))
+        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), version: Scope.currentVersion(of: start))
     else { return try resolveUnregistered(Service.self) }
     if found.isOwnerClosed { throw found.closedError() }
     // A created singleton or an existing scoped instance needs no resolver at all.
@@ -36,7 +36,9 @@ extension Scope {
   final func make<Service>(_ found: Found, as _: Service.Type) throws -> Service {
     try found.registration._withUnsafeGuaranteedRef { registration in
       let registration = unsafeDowncast(registration, to: Registration<Service>.self)
-      return try withResolver { try registration.instance($0.nested, owner: found.owner) }
+      return try withResolver(version: found.version) {
+        try registration.instance($0.nested, owner: found.owner)
+      }
     }
   }
 
@@ -62,7 +64,7 @@ extension Scope {
     guard
       let found = Scope.find(
         from: Unmanaged.passUnretained(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), name: name)
+        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), name: name, version: registryVersion)
     else { return try withResolver { try $0.resolve(type, name: name) } }  // reports what is missing
     if found.isOwnerClosed { throw found.closedError() }
     return try make(found, as: Service.self)
@@ -83,12 +85,12 @@ extension Scope {
     guard
       let found = Scope.find(
         from: Unmanaged.passUnretained(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: argumentListBits(repeat (each Argument).self))
+        arguments: argumentListBits(repeat (each Argument).self), version: registryVersion)
     else { return try withResolver { try $0.resolve(type, arguments: repeat each arguments) } }
     if found.isOwnerClosed { throw found.closedError() }
     // Inlined here rather than passed to `make`: every call boundary and every closure that takes
     // the arguments as a pack copies them (a retain and release per reference-counted argument).
-    return try withResolver(borrowing: found.registration) { resolver, registration in
+    return try withResolver(borrowing: found.registration, version: found.version) { resolver, registration in
       try unsafeDowncast(registration, to: Registration<Service, repeat each Argument>.self)
         .instance(resolver.nested, owner: found.owner, repeat each arguments)
     }
@@ -106,12 +108,12 @@ extension Scope {
     guard
       let found = Scope.find(
         from: Unmanaged.passUnretained(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: argumentListBits(repeat (each Argument).self), name: name)
+        arguments: argumentListBits(repeat (each Argument).self), name: name, version: registryVersion)
     else {
       return try withResolver { try $0.resolve(type, name: name, arguments: repeat each arguments) }
     }
     if found.isOwnerClosed { throw found.closedError() }
-    return try withResolver(borrowing: found.registration) { resolver, registration in
+    return try withResolver(borrowing: found.registration, version: found.version) { resolver, registration in
       try unsafeDowncast(registration, to: Registration<Service, repeat each Argument>.self)
         .instance(resolver.nested, owner: found.owner, repeat each arguments)
     }
@@ -163,6 +165,10 @@ extension Scope {
     try checkOpen(Service.self)
     return try withResolver { try $0.resolveAll(type, name: name) }
   }
+
+  /// The registry version a top-level resolve from this scope reads at: the tree's newest.
+  @inlinable
+  final var registryVersion: UInt { Scope.currentVersion(of: Unmanaged.passUnretained(self)) }
 
   /// A ``Lazy`` that resolves `type` from this scope on first use.
   ///

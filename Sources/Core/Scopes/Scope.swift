@@ -37,8 +37,9 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   @usableFromInline let rootReference: Unmanaged<Scope>?
   /// Valid while it equals the root's `registryGeneration`: see `skipTarget`.
   @usableFromInline let skipGeneration = Atomic<UInt>(UInt.max)
-  /// Used on the root only: bumped whenever a scope of the tree gets its first registrations, which
-  /// invalidates every scope's cached `skipTarget`.
+  /// Used on the root only: the tree's registry version, bumped by every publish in any scope of
+  /// the tree (under `Scope.publishLock`). It stamps each new snapshot, so that one resolve reads
+  /// one version throughout, and it invalidates every scope's cached `skipTarget`.
   @usableFromInline let registryGeneration = Atomic<UInt>(0)
   /// The nearest scope at or above this one that has registrations (Unmanaged bits; 0 for none),
   /// valid while `skipGeneration` equals the root's `registryGeneration`. Lets a lookup pass over
@@ -184,63 +185,93 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     }
   }
 
-  /// The nearest registration for an unnamed key, from `start` up to the root.
+  /// The nearest registration for an unnamed key, from `start` up to the root, as published at
+  /// registry `version` (see ``registry(asOf:)``).
   @inlinable @inline(__always)
-  static func find(from start: Unmanaged<Scope>, service: UInt, arguments: UInt) -> Found? {
+  static func find(from start: Unmanaged<Scope>, service: UInt, arguments: UInt, version: UInt) -> Found? {
     // The scope itself first: for the container (and any scope with registrations) that is the
     // whole lookup, without touching the skip cache.
-    if let registry = start._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }),
+    if let registry = start._withUnsafeGuaranteedRef({ $0.registry(asOf: version) }),
       let registration = registry._withUnsafeGuaranteedRef({
         $0.find(service: service, arguments: arguments)
       })
     {
-      return Found(registration: registration, owner: start)
+      return Found(registration: registration, owner: start, version: version)
     }
     guard let parent = start._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
-    let generation = currentGeneration(of: start)
-    var next = withRegistry(from: parent, generation: generation)
+    var next = withRegistry(from: parent, generation: version)
     while let current = next {
-      if let registry = current._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }),
+      if let registry = current._withUnsafeGuaranteedRef({ $0.registry(asOf: version) }),
         let registration = registry._withUnsafeGuaranteedRef({
           $0.find(service: service, arguments: arguments)
         })
       {
-        return Found(registration: registration, owner: current)
+        return Found(registration: registration, owner: current, version: version)
       }
       guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
-      next = withRegistry(from: parent, generation: generation)
+      next = withRegistry(from: parent, generation: version)
     }
     return nil
   }
 
-  /// The nearest registration for a named key, from `start` up to the root.
+  /// The nearest registration for a named key, from `start` up to the root, as published at
+  /// registry `version`.
   @inlinable @inline(__always)
   static func find<Name: Hashable & Sendable>(
-    from start: Unmanaged<Scope>, service: UInt, arguments: UInt, name: Name
+    from start: Unmanaged<Scope>, service: UInt, arguments: UInt, name: Name, version: UInt
   ) -> Found? {
-    if let registry = start._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }),
+    if let registry = start._withUnsafeGuaranteedRef({ $0.registry(asOf: version) }),
       let registration = registry._withUnsafeGuaranteedRef({
         $0.find(service: service, arguments: arguments, name: name)
       })
     {
-      return Found(registration: registration, owner: start)
+      return Found(registration: registration, owner: start, version: version)
     }
     guard let parent = start._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
-    let generation = currentGeneration(of: start)
-    var next = withRegistry(from: parent, generation: generation)
+    var next = withRegistry(from: parent, generation: version)
     while let current = next {
-      if let registry = current._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }),
+      if let registry = current._withUnsafeGuaranteedRef({ $0.registry(asOf: version) }),
         let registration = registry._withUnsafeGuaranteedRef({
           $0.find(service: service, arguments: arguments, name: name)
         })
       {
-        return Found(registration: registration, owner: current)
+        return Found(registration: registration, owner: current, version: version)
       }
       guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
-      next = withRegistry(from: parent, generation: generation)
+      next = withRegistry(from: parent, generation: version)
     }
     return nil
   }
+
+  /// This scope's registry snapshot as a resolve that began at registry `version` sees it: the
+  /// newest one published at or before `version`; `nil` if there was none yet. One load and a
+  /// compare, unless a batch was published since the resolve began.
+  @inlinable @inline(__always)
+  final func registry(asOf version: UInt) -> Unmanaged<Registry>? {
+    guard let current = registry.load(ordering: .acquiring) else { return nil }
+    if _fastPath(current._withUnsafeGuaranteedRef({ $0.version }) <= version) { return current }
+    return publishedRegistry(asOf: version)
+  }
+
+  /// ``registry(asOf:)`` when the current snapshot is newer than `version`: an older snapshot
+  /// from the list that keeps every published snapshot alive as long as this scope lives.
+  ///
+  /// A factory that registered something itself sees it: when this thread published in this tree
+  /// after the resolve began, the resolve reads at the version of that publish.
+  @usableFromInline
+  final func publishedRegistry(asOf version: UInt) -> Unmanaged<Registry>? {
+    let version = Swift.max(version, ThreadContext.publishedVersion(tree: treeID))
+    return withStateIfMade { state in
+      guard let snapshots = state?.snapshots,
+        let index = snapshots.lastIndex(where: { $0.version <= version })
+      else { return nil }
+      return Unmanaged.passUnretained(snapshots[index])
+    }
+  }
+
+  /// The registry version a top-level resolve starting in `scope` reads at: the tree's newest.
+  @inlinable @inline(__always)
+  static func currentVersion(of scope: Unmanaged<Scope>) -> UInt { currentGeneration(of: scope) }
 
   /// The root's registry generation.
   @inlinable @inline(__always)
@@ -319,22 +350,36 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     return result
   }
 
-  /// Publishes a snapshot with `additions` appended. Only the snapshot build runs under the lock;
-  /// no user code does.
+  /// Publishes a snapshot with `additions` appended, stamped with the tree's next registry
+  /// version. Only the snapshot build runs under the locks; no user code does.
+  ///
+  /// Versions are handed out under one process-wide lock, so that the snapshots of every scope of
+  /// a tree are stamped in the order they become visible: the snapshot is stored before the
+  /// root's version moves on, and a resolve that loaded version `v` then finds every snapshot of
+  /// version `v` or older (and skips newer ones, see ``registry(asOf:)``).
   func publish(_ additions: [AnyRegistration]) throws {
     guard !additions.isEmpty else { return }
-    try withState { state in
-      guard !isClosed else { throw closedError(additions[0].key) }
-      let previous = registry.load(ordering: .acquiring)?.takeUnretainedValue()
-      let snapshot = Registry(previous: previous, adding: additions)
-      state.snapshots.append(snapshot)
-      registry.store(Unmanaged.passUnretained(snapshot), ordering: .releasing)
-      if previous == nil {
+    try Scope.publishLock.withLock {
+      try withState { state in
+        guard !isClosed else { throw closedError(additions[0].key) }
         let root = rootReference?.takeUnretainedValue() ?? self
-        root.registryGeneration.add(1, ordering: .releasing)
+        let version = root.registryGeneration.load(ordering: .relaxed) &+ 1
+        let previous = registry.load(ordering: .acquiring)?.takeUnretainedValue()
+        let snapshot = Registry(previous: previous, adding: additions)
+        snapshot.version = version
+        state.snapshots.append(snapshot)
+        registry.store(Unmanaged.passUnretained(snapshot), ordering: .releasing)
+        root.registryGeneration.store(version, ordering: .releasing)
+        ThreadContext.notePublished(version: version, tree: treeID)
       }
     }
   }
+
+  /// The `treeID` of the container at the root of this scope's tree.
+  final var treeID: UInt { ((rootReference?.takeUnretainedValue() ?? self) as? Container)?.containerID ?? 0 }
+
+  /// Serializes publishing (see ``publish(_:)``): held for the snapshot build only.
+  static let publishLock = Lock()
 
   /// `root → session("s1") → request`.
   var chainDescription: String {
