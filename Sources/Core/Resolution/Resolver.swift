@@ -71,7 +71,7 @@ extension Scope {
     // (Not `guard let captor`: binding it, and capturing it below, would retain it.)
     guard captor != nil else { return try withFreshResolver(depth: depth, captor: nil, body) }
     if ThreadContext.isStackNearlyExhausted {
-      throw Scope.tooDeep(creating: captor, depth: depth)
+      throw tooDeep(creating: captor, depth: depth)
     }
     let outerOwner = ThreadContext.ambientOwner
     ThreadContext.ambientOwner = Unmanaged.passUnretained(self)
@@ -110,10 +110,12 @@ extension Scope {
 }
 
 extension Scope {
-  /// The error for a shared instance whose factory would start too deep in the stack.
+  /// The error for a shared instance whose factory would start too deep in the stack: about
+  /// `captor`, or, without one, about this scope.
   @usableFromInline
-  static func tooDeep(creating captor: AnyRegistration?, depth: Int) -> ResolutionError {
-    ResolutionError.tooDeep(at: captor?.key ?? ServiceKey(Scope.self, name: nil), depth: depth)
+  final func tooDeep(creating captor: AnyRegistration?, depth: Int) -> ResolutionError {
+    guard let captor else { return ResolutionError(.tooDeepInScope(scope: chainDescription, depth: depth)) }
+    return ResolutionError.tooDeep(at: captor.key, depth: depth)
   }
 }
 
