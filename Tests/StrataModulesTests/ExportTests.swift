@@ -2,9 +2,6 @@ import Strata
 import StrataModules
 import Testing
 
-private final class Database: Sendable {}
-private final class Clock: Sendable {}
-private final class Mailer: Sendable {}
 private final class Logger: Sendable {}
 private struct OrderService: Sendable {
   let database: Database

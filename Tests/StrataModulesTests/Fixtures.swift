@@ -18,6 +18,12 @@ struct GruffGreeter: Greeter {
 
 final class Counter: Sendable {}
 
+// Plain services of the small applications that ExportTests and ValidationTests build.
+
+final class Database: Sendable {}
+final class Clock: Sendable {}
+final class Mailer: Sendable {}
+
 /// A thread-safe log of events, for checking what ran and in which order.
 final class EventLog: Sendable {
   private let events = Mutex<[String]>([])

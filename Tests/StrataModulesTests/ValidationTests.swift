@@ -4,9 +4,6 @@ import Testing
 
 // A small application with deliberate problems. Every factory counts its runs in `runs`.
 
-private final class Database: Sendable {}
-private final class Clock: Sendable {}
-private final class Mailer: Sendable {}
 private final class RequestContext: Sendable {}
 private final class SessionToken: Sendable {}
 private final class Tracker: Sendable {}

@@ -30,6 +30,8 @@ typedef struct strata_thread_state {
   intptr_t lazy_nesting;
   /// The scope (unretained) whose shared instance the innermost running factory makes, or NULL.
   const void *_Nullable ambient_owner;
+  /// The registration (unretained) of that shared instance, set and cleared with `ambient_owner`.
+  const void *_Nullable ambient_holder;
 } strata_thread_state_t;
 
 extern _Thread_local strata_thread_state_t strata_thread_state_storage;

@@ -95,7 +95,14 @@ enum ErrorMessages {
     case .noCurrentScope(let tag):
       return "no scope is current, so a \(tag) scope has no parent; call `container.withScope(\(tag))` "
         + "or run inside another withScope"
-    case .captiveDependency(let captive, let captor, let tag):
+    case .captiveDependency(let captive, let captor, tag: nil):
+      return "`\(captor.key)` (\(captor.lifetime), registered at \(captor.registeredAt)) depends on "
+        + "`\(captive.key)` (scoped, registered at \(captive.registeredAt)); a scoped instance "
+        + "belongs to the scope a resolve starts in, and a \(captor.lifetime) is resolved in the "
+        + "scope that registered it, so it would keep that scope's instance for good. Give "
+        + "`\(captive.key.service.name)` a tag (`.scoped(.request)`), or make "
+        + "`\(captor.key.service.name)` scoped as well"
+    case .captiveDependency(let captive, let captor, let tag?):
       return "`\(captor.key)` (\(captor.lifetime), registered at \(captor.registeredAt)) depends on "
         + "`\(captive.key)` (\(captive.lifetime), registered at \(captive.registeredAt)); it would "
         + "outlive every \(tag) scope and keep one of their instances. Make "

@@ -73,9 +73,10 @@ extension ResolutionError {
     case injectedWithoutScope(ServiceKey)
     /// A free ``withScope(_:name:_:)`` for a `tag` scope ran where no scope is current.
     case noCurrentScope(tag: ScopeTag)
-    /// `captor`, longer-lived, depends on `captive`, `scoped(tag)`.
+    /// `captor`, longer-lived, depends on `captive`, `scoped(tag)`, or, with no `tag`, an untagged
+    /// `scoped` registration that a singleton or weak instance would keep.
     case captiveDependency(
-      captive: RegistrationDescriptor, captor: RegistrationDescriptor, tag: ScopeTag)
+      captive: RegistrationDescriptor, captor: RegistrationDescriptor, tag: ScopeTag?)
 
     // MARK: disposalFailed
 

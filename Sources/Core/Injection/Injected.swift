@@ -110,6 +110,9 @@ public struct Injection<Value>: Sendable {
 final class InjectionStorage<Value>: @unchecked Sendable {
   /// Weak, so that an instance holding the property does not keep its own scope alive.
   private weak let scope: Scope?
+  /// The shared registration whose factory made the holder of this property, if any: reading it
+  /// obeys that instance's lifetime rules. Weak, as in ``Lazy``.
+  private weak let holder: AnyRegistration?
   /// Whether a scope was given (or current) at creation; if it is gone, reading fails.
   private let hadScope: Bool
   private let make: (@Sendable (Scope) throws -> Value)?
@@ -119,12 +122,14 @@ final class InjectionStorage<Value>: @unchecked Sendable {
 
   init(scope: Scope?, make: @escaping @Sendable (Scope) throws -> Value) {
     self.scope = scope
+    self.holder = scope?.ambientHolder
     self.hadScope = scope != nil
     self.make = make
   }
 
   init(value: Value) {
     self.scope = nil
+    self.holder = nil
     self.hadScope = false
     self.make = nil
     self.cached = value
@@ -142,7 +147,7 @@ final class InjectionStorage<Value>: @unchecked Sendable {
       guard let make, let scope = scope ?? Scope.current else {
         throw ResolutionError(.injectedWithoutScope(key))
       }
-      let value = try ResolutionNesting.nest(key) { try make(scope) }
+      let value = try ResolutionNesting.nest(key, for: holder, in: scope) { try make(scope) }
       cached = value
       resolved.store(true, ordering: .releasing)
       return value

@@ -25,6 +25,23 @@ enum ThreadContext {
     set { strata_thread_state().pointee.ambient_owner = newValue.map { UnsafeRawPointer($0.toOpaque()) } }
   }
 
+  /// The registration of the shared instance whose factory runs for ``ambientOwner``, or `nil`.
+  @inlinable
+  static var ambientHolder: Unmanaged<AnyRegistration>? {
+    get { strata_thread_state().pointee.ambient_holder.map { Unmanaged.fromOpaque($0) } }
+    set { strata_thread_state().pointee.ambient_holder = newValue.map { UnsafeRawPointer($0.toOpaque()) } }
+  }
+
+  /// The holder a resolve starting in `scope` builds for, when `scope` is the owner of the shared
+  /// instance whose factory runs on this thread: then the resolve (through ``Scope/current``, or a
+  /// captured reference to that scope) feeds that instance, and the lifetime rules apply to it.
+  @inlinable @inline(__always)
+  static func ambientHolder(resolvingIn scope: Unmanaged<Scope>) -> Unmanaged<AnyRegistration>? {
+    let state = strata_thread_state()
+    guard state.pointee.ambient_owner == UnsafeRawPointer(scope.toOpaque()) else { return nil }
+    return state.pointee.ambient_holder.map { Unmanaged.fromOpaque($0) }
+  }
+
   /// Whether the caller runs so near this thread's stack end that a resolve must stop with an
   /// error rather than recurse further.
   @inlinable @inline(__always)

@@ -32,6 +32,10 @@ import Synchronization
 public final class Lazy<Value>: @unchecked Sendable {
   /// Weak: see the type's discussion.
   private weak let scope: Scope?
+  /// The shared registration whose instance this was made for, if any: its resolve obeys that
+  /// instance's lifetime rules. Weak: the instance may hold this `Lazy`, and the registration
+  /// holds the instance.
+  private weak let holder: AnyRegistration?
   private let key: ServiceKey
   private let make: @Sendable (Scope) throws -> Value
   /// The once-guard: no plain lock is held while the resolve runs, and a thread that re-enters
@@ -41,8 +45,11 @@ public final class Lazy<Value>: @unchecked Sendable {
   /// Written once under `creation` before `resolved` is set (release); read after it is seen.
   private var cached: Value?
 
-  init(scope: Scope, key: ServiceKey, make: @escaping @Sendable (Scope) throws -> Value) {
+  init(
+    scope: Scope, holder: AnyRegistration?, key: ServiceKey, make: @escaping @Sendable (Scope) throws -> Value
+  ) {
     self.scope = scope
+    self.holder = holder
     self.key = key
     self.make = make
   }
@@ -57,7 +64,7 @@ public final class Lazy<Value>: @unchecked Sendable {
       return try creation.withCreationLock(for: key) {
         if resolved.load(ordering: .acquiring), let cached { return cached }
         guard let scope else { throw ResolutionError.scopeGone(key, holder: .lazy) }
-        let value = try ResolutionNesting.nest(key) { try make(scope) }
+        let value = try ResolutionNesting.nest(key, for: holder, in: scope) { try make(scope) }
         cached = value
         resolved.store(true, ordering: .releasing)
         return value
@@ -86,10 +93,13 @@ public final class Lazy<Value>: @unchecked Sendable {
 public struct Provider<Value>: Sendable {
   /// Weak: see ``Lazy``.
   private weak let scope: Scope?
+  /// As ``Lazy``'s: the shared registration whose instance this was made for, if any.
+  private weak let holder: AnyRegistration?
   private let make: @Sendable (Scope) throws -> Value
 
-  init(scope: Scope, make: @escaping @Sendable (Scope) throws -> Value) {
+  init(scope: Scope, holder: AnyRegistration?, make: @escaping @Sendable (Scope) throws -> Value) {
     self.scope = scope
+    self.holder = holder
     self.make = make
   }
 
@@ -99,7 +109,7 @@ public struct Provider<Value>: Sendable {
   public func get() throws -> Value {
     let key = ServiceKey(Value.self, name: nil)
     guard let scope else { throw ResolutionError.scopeGone(key, holder: .provider) }
-    return try ResolutionNesting.nest(key) { try make(scope) }
+    return try ResolutionNesting.nest(key, for: holder, in: scope) { try make(scope) }
   }
 
   /// Resolves an instance: `try provider()`.
@@ -110,18 +120,20 @@ public struct Provider<Value>: Sendable {
 
 /// A type Strata builds by itself when asked for and not registered: ``Lazy`` and ``Provider``.
 protocol ImplicitDependency {
-  init(implicitIn scope: Scope)
+  init(implicitIn scope: Scope, holder: AnyRegistration?)
 }
 
 extension Lazy: ImplicitDependency {
-  convenience init(implicitIn scope: Scope) {
-    self.init(scope: scope, key: ServiceKey(Value.self, name: nil)) { try $0.resolve(Value.self) }
+  convenience init(implicitIn scope: Scope, holder: AnyRegistration?) {
+    self.init(scope: scope, holder: holder, key: ServiceKey(Value.self, name: nil)) {
+      try $0.resolve(Value.self)
+    }
   }
 }
 
 extension Provider: ImplicitDependency {
-  init(implicitIn scope: Scope) {
-    self.init(scope: scope) { try $0.resolve(Value.self) }
+  init(implicitIn scope: Scope, holder: AnyRegistration?) {
+    self.init(scope: scope, holder: holder) { try $0.resolve(Value.self) }
   }
 }
 
@@ -137,13 +149,27 @@ enum ResolutionNesting {
   /// past that, so the limit stays well below.
   static var limit: Int { 32 }
 
-  static func nest<Result>(_ key: ServiceKey, _ body: () throws -> Result) throws -> Result {
+  static func nest<Result>(
+    _ key: ServiceKey, for holder: AnyRegistration? = nil, in scope: Scope? = nil, _ body: () throws -> Result
+  ) throws -> Result {
     let depth = ThreadContext.lazyNesting
     guard depth < limit, !ThreadContext.isStackNearlyExhausted else {
       throw ResolutionError.tooDeep(at: key, depth: depth)
     }
     ThreadContext.lazyNesting = depth + 1
     defer { ThreadContext.lazyNesting = depth }
-    return try body()
+    guard let holder, let scope else { return try body() }
+    // Resolved for a shared instance: as inside its factory, the lifetime rules apply to it (see
+    // `Scope.owningScope`), and its scope is the current one.
+    let outerOwner = ThreadContext.ambientOwner
+    let outerHolder = ThreadContext.ambientHolder
+    ThreadContext.ambientOwner = Unmanaged.passUnretained(scope)
+    ThreadContext.ambientHolder = Unmanaged.passUnretained(holder)
+    defer {
+      ThreadContext.ambientOwner = outerOwner
+      ThreadContext.ambientHolder = outerHolder
+    }
+    return try withExtendedLifetime((scope, holder)) { try body() }
   }
+
 }

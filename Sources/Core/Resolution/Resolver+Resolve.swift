@@ -164,7 +164,9 @@ extension Resolver {
   /// registry.register(Parent.self) { resolver in Parent(child: resolver.lazy(Child.self)) }
   /// ```
   public borrowing func lazy<Service>(_ type: Service.Type = Service.self) -> Lazy<Service> {
-    Lazy(scope: currentScope, key: ServiceKey(Service.self, name: nil)) { try $0.resolve(Service.self) }
+    Lazy(scope: currentScope, holder: deferredHolder, key: ServiceKey(Service.self, name: nil)) {
+      try $0.resolve(Service.self)
+    }
   }
 
   /// A ``Provider`` that resolves `type` from this resolver's scope each time it is called.
@@ -173,7 +175,13 @@ extension Resolver {
   /// registry.register(Worker.self) { resolver in Worker(makeJob: resolver.provider(Job.self)) }
   /// ```
   public borrowing func provider<Service>(_ type: Service.Type = Service.self) -> Provider<Service> {
-    Provider(scope: currentScope) { try $0.resolve(Service.self) }
+    Provider(scope: currentScope, holder: deferredHolder) { try $0.resolve(Service.self) }
+  }
+
+  /// The shared registration a ``Lazy`` or ``Provider`` made now is made for: the instance this
+  /// resolve builds, or the one whose factory made this scope current.
+  var deferredHolder: AnyRegistration? {
+    (captor ?? ThreadContext.ambientHolder(resolvingIn: scope))?.takeUnretainedValue()
   }
 }
 
@@ -183,7 +191,7 @@ extension Resolver {
   @usableFromInline
   borrowing func resolveUnregistered<Service>(_ type: Service.Type) throws -> Service {
     if let implicit = Service.self as? any ImplicitDependency.Type,
-      let value = implicit.init(implicitIn: currentScope) as? Service
+      let value = implicit.init(implicitIn: currentScope, holder: deferredHolder) as? Service
     {
       return value
     }

@@ -74,8 +74,13 @@ extension Scope {
       throw tooDeep(creating: captor, depth: depth)
     }
     let outerOwner = ThreadContext.ambientOwner
+    let outerHolder = ThreadContext.ambientHolder
     ThreadContext.ambientOwner = Unmanaged.passUnretained(self)
-    defer { ThreadContext.ambientOwner = outerOwner }
+    ThreadContext.ambientHolder = captor.map { Unmanaged.passUnretained($0) }
+    defer {
+      ThreadContext.ambientOwner = outerOwner
+      ThreadContext.ambientHolder = outerHolder
+    }
     return try withFreshResolver(depth: depth, captor: captor, body)
   }
 

@@ -39,9 +39,15 @@ extension Scope {
   /// - Throws: What `body` throws, unchanged if the scope then closes cleanly, or wrapped in a
   ///   ``ScopeExitError`` with the disposer errors if it does not; otherwise a ``ResolutionError``
   ///   from making or closing the scope.
+  ///
+  /// Unavailable in async code: there, `try await withScope` closes the scope awaiting
+  /// asynchronous disposers, even when `body` itself never awaits.
   // Disfavored: in async code, a body that never awaits must still get the asynchronous variant,
   // whose close awaits asynchronous disposers and survives cancellation.
   @_disfavoredOverload
+  @available(
+    *, noasync, message: "in async code use `try await withScope`, which awaits AsyncDisposable instances"
+  )
   public final func withScope<Result>(
     _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
   ) throws -> Result {
@@ -135,7 +141,12 @@ public func withScope<Result>(
 /// ```
 ///
 /// - Throws: ``ResolutionError`` if no scope is current, or as ``Scope/withScope(_:name:_:)``.
+///
+/// Unavailable in async code; see ``Scope/withScope(_:name:_:)``.
 @_disfavoredOverload  // see `Scope.withScope(_:name:_:)`
+@available(
+  *, noasync, message: "in async code use `try await withScope`, which awaits AsyncDisposable instances"
+)
 public func withScope<Result>(
   _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
 ) throws -> Result {

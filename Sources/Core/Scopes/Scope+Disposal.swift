@@ -22,7 +22,13 @@ extension Scope {
   ///
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
   ///   disposer error (``ResolutionError/disposalErrors``), after all disposers ran.
+  ///
+  /// Unavailable in async code, where `try await close()` awaits asynchronous disposers instead
+  /// of leaving them to a background task whose errors nobody sees.
   @_disfavoredOverload  // in async code, `close()` means the one that awaits disposers
+  @available(
+    *, noasync, message: "in async code use `try await close()`, which awaits AsyncDisposable instances"
+  )
   public final func close() throws {
     guard beginClosing() else { return waitUntilClosed() }
     defer {

@@ -171,7 +171,9 @@ extension Scope {
   /// if needed { try report.value.generate() }
   /// ```
   public final func lazy<Service>(_ type: Service.Type = Service.self) -> Lazy<Service> {
-    Lazy(scope: self, key: ServiceKey(Service.self, name: nil)) { try $0.resolve(Service.self) }
+    Lazy(scope: self, holder: ambientHolder, key: ServiceKey(Service.self, name: nil)) {
+      try $0.resolve(Service.self)
+    }
   }
 
   /// A ``Provider`` that resolves `type` from this scope each time it is called.
@@ -181,7 +183,13 @@ extension Scope {
   /// let first = try makeJob(), second = try makeJob()
   /// ```
   public final func provider<Service>(_ type: Service.Type = Service.self) -> Provider<Service> {
-    Provider(scope: self) { try $0.resolve(Service.self) }
+    Provider(scope: self, holder: ambientHolder) { try $0.resolve(Service.self) }
+  }
+
+  /// The shared registration whose factory runs for this scope on this thread, if any: what a
+  /// ``Lazy``, ``Provider`` or ``Injected`` made now is made for.
+  final var ambientHolder: AnyRegistration? {
+    ThreadContext.ambientHolder(resolvingIn: Unmanaged.passUnretained(self))?.takeUnretainedValue()
   }
 
   /// Throws `scopeClosed` once the scope or an ancestor is closing (plain loads up the chain).

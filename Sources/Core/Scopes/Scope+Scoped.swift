@@ -302,19 +302,32 @@ extension Scope {
 
   /// The scope that owns instances of a `scoped` registration, seen from `start`: `start` itself
   /// or an ancestor, so it lives as long as `start` does.
+  ///
+  /// The lifetime rules (``LifetimeRules``) decide here whether the instance being built (the
+  /// `captor`, or the shared instance whose factory made `start` current) may keep it.
   @inlinable @inline(__always)
   static func owningScope(
     from start: Unmanaged<Scope>, for registration: AnyRegistration, captor: Unmanaged<AnyRegistration>?
   ) throws -> Unmanaged<Scope> {
     let tagID = registration.scopeTagID
-    guard tagID != 0 else { return start }
+    guard tagID != 0 else {
+      if let holder = captor ?? ThreadContext.ambientHolder(resolvingIn: start),
+        holder._withUnsafeGuaranteedRef({
+          LifetimeRules.capture(of: .scoped, tagged: nil, by: $0.kind) == .captive
+        })
+      {
+        throw captive(registration, heldBy: holder)
+      }
+      return start
+    }
     var current = start
     while true {
       if current._withUnsafeGuaranteedRef({ $0.tag.id == tagID }) { return current }
       guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { break }
       current = parent
     }
-    throw noOwningScope(from: start, for: registration, captor: captor)
+    let holder = captor ?? ThreadContext.ambientHolder(resolvingIn: start)
+    throw noOwningScope(from: start, for: registration, captor: holder)
   }
 
   /// The scope with tag `tagID` at or above `start` (`start` itself for 0), or `nil`.
@@ -327,6 +340,16 @@ extension Scope {
       guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
       current = parent
     }
+  }
+
+  /// The error for an untagged `scoped` registration that a singleton or weak instance would keep.
+  @usableFromInline
+  static func captive(_ registration: AnyRegistration, heldBy holder: Unmanaged<AnyRegistration>)
+    -> ResolutionError
+  {
+    ResolutionError(
+      .captiveDependency(
+        captive: registration.descriptor, captor: holder.takeUnretainedValue().descriptor, tag: nil))
   }
 
   /// The error for a `scoped(tag)` registration resolved where no enclosing scope has the tag.

@@ -109,7 +109,9 @@ struct Validator {
       let found = graph.nodes[reached.target].registration
       if let tag = found.lifetime.scopeTag {
         checkTag(tag, of: reached, context: context, captor: reached.isDeferred ? nil : context.captor)
-      } else if !reached.isDeferred, let captor = context.captor, isSingletonLike(captor) {
+      } else if !reached.isDeferred, let captor = context.captor,
+        LifetimeRules.capture(of: found.lifetime, by: graph.nodes[captor].registration.lifetime) == .captive
+      {
         add(
           .captiveDependency, key: found.key, path: path(to: reached, from: start, at: context.position),
           at: graph.nodes[captor].registration,
@@ -217,11 +219,6 @@ struct Validator {
         .argumentMismatch, key: key, path: path, at: registration,
         .argumentMismatch(registered: variants.map { graph.nodes[$0].registration.key }))
     }
-  }
-
-  private func isSingletonLike(_ node: Int) -> Bool {
-    let lifetime = graph.nodes[node].registration.lifetime
-    return lifetime == .singleton || lifetime == .eagerSingleton || lifetime == .weak
   }
 
   // MARK: Cycles

@@ -344,6 +344,32 @@ import Testing
         """)
   }
 
+  @Test func captiveUntaggedScopedDependency() throws {
+    let contextLine = #line + 2
+    let container = try Container { registry in
+      registry.register(ErrRequestContext.self, lifetime: .scoped) { _ in ErrRequestContext() }
+      registry.register(ErrReportCache.self, lifetime: .singleton) { resolver in
+        _ = try resolver.resolve(ErrRequestContext.self)
+        return ErrReportCache()
+      }
+    }
+    let cacheLine = contextLine + 1
+    let request = try container.makeScope(.request)
+    let error = try #require(resolutionError { _ = try request.resolve(ErrReportCache.self) })
+    #expect(
+      error.description == """
+        captiveDependency: a longer-lived service would capture the shorter-lived `ErrRequestContext`
+          path: ErrReportCache → ErrRequestContext
+          registered at \(site(cacheLine))
+          hint: `ErrReportCache` (singleton, registered at \(site(cacheLine))) depends on \
+        `ErrRequestContext` (scoped, registered at \(site(contextLine))); a scoped instance belongs \
+        to the scope a resolve starts in, and a singleton is resolved in the scope that registered \
+        it, so it would keep that scope's instance for good. Give `ErrRequestContext` a tag \
+        (`.scoped(.request)`), or make `ErrReportCache` scoped as well
+        """)
+    #expect(error.registrations.map(\.lifetime) == [.singleton, .scoped])
+  }
+
   // MARK: disposalFailed
 
   @Test func disposersFailingOnClose() throws {

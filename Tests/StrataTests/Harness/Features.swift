@@ -5,10 +5,11 @@ import Foundation
 
 /// Which parts of Strata's behaviour the generator exercises.
 struct HarnessFeatures: Sendable {
-  /// Decision 5: a singleton whose factory reaches an untagged `scoped` service (directly or
-  /// through transients) gets `captiveDependency`. When off, untagged scoped registrations are
-  /// only generated for a service type that no factory depends on.
-  var untaggedScopedUnderSingletonIsCaptive = false
+  /// Decision 5 (the lifetime rules, `LifetimeRules`): a singleton or weak instance whose factory
+  /// reaches an untagged `scoped` service (directly or through transients) gets
+  /// `captiveDependency`. When off, untagged scoped registrations are only generated for a
+  /// service type that no factory depends on.
+  var untaggedScopedUnderSingletonIsCaptive = true
   /// "Closing a scope closes its children first, newest first": newest *made*. Strata closes
   /// them newest *to first own something* (the order they joined the parent's list). When off,
   /// the harness closes a scope's open descendants itself, newest made first, before closing it,
@@ -29,7 +30,7 @@ struct HarnessFeatures: Sendable {
   static let modelBased = HarnessFeatures(deepChains: !Sanitizers.addressSanitizerIsActive)
   /// What the isolation property runs with.
   static let isolation = HarnessFeatures(
-    untaggedScopedUnderSingletonIsCaptive: true, indirectDependencies: true, scopedHeavy: true)
+    indirectDependencies: true, scopedHeavy: true)
 
   /// These features with the left-out ones named in `STRATA_HARNESS_ENABLE` (comma-separated:
   /// `untaggedScopedUnderSingletonIsCaptive`, `strataClosesChildrenNewestMadeFirst`) switched

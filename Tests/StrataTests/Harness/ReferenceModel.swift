@@ -334,7 +334,10 @@ final class ReferenceModel {
   /// enclosing scope with the tag. A shared instance being built may not capture one it outlives.
   private func owningScope(_ tag: TagSpec?, in context: Context) throws -> Int {
     guard let tag else {
-      if features.untaggedScopedUnderSingletonIsCaptive, context.captor?.lifetime.isSingleton == true {
+      // The lifetime rules: a singleton or weak instance may not keep an untagged scoped one.
+      if features.untaggedScopedUnderSingletonIsCaptive, let captor = context.captor,
+        captor.lifetime.isSingleton || captor.lifetime == .weak
+      {
         throw ModelError(code: "captiveDependency")
       }
       return context.scope

@@ -429,7 +429,7 @@ final class StressWorld: @unchecked Sendable {
     scopes.shuffle(using: &random)
     for scope in scopes {
       if random.chance(50) {
-        do { try stressCloseSynchronously(scope) } catch { ledger.caught(error, during: "final close()") }
+        do { try closeSynchronously(scope) } catch { ledger.caught(error, during: "final close()") }
       } else {
         do { try await scope.close() } catch { ledger.caught(error, during: "final await close()") }
       }

@@ -173,9 +173,6 @@ func stressWait(seconds: Double, _ condition: () -> Bool) async -> Bool {
   return true
 }
 
-/// The synchronous `close()`, callable from async code (where `scope.close()` means the async one).
-func stressCloseSynchronously(_ scope: Scope) throws { try scope.close() }
-
 /// Runs `body` in a new task and blocks the calling thread (never a pool thread) until it ends:
 /// how a plain thread calls `await scope.close()`.
 func stressBlockOn(_ body: @escaping @Sendable () async -> Void) {

@@ -20,22 +20,6 @@ import Testing
 
   // MARK: singleton
 
-  @Test func singletonIsMadeOnceAndShared() throws {
-    let runs = Counter()
-    let container = try Container { registry in
-      registry.register(Widget.self, lifetime: .singleton) { _ in Widget(id: runs.increment()) }
-    }
-    #expect(runs.value == 0, "a lazy singleton is made on first use, not at registration")
-
-    let first = try container.resolve(Widget.self)
-    let second = try container.resolve(Widget.self)
-    let third = try container.resolve(Widget.self)
-
-    #expect(first === second)
-    #expect(second === third)
-    #expect(runs.value == 1)
-  }
-
   @Test func singletonIsSharedByEveryServiceThatDependsOnIt() throws {
     let container = try Container { registry in
       registry.register((any Database).self, lifetime: .singleton, InMemoryDatabase.init)
@@ -196,32 +180,7 @@ import Testing
     #expect(try container.resolve(GraphShared.self) !== (try container.resolve(GraphShared.self)))
   }
 
-  // MARK: scoped
-
-  @Test func scopedIsOnePerScopeTheResolveStartsIn() throws {
-    let runs = Counter()
-    func makeContainer() throws -> Container {
-      try Container { registry in
-        registry.register(Widget.self, lifetime: .scoped) { _ in Widget(id: runs.increment()) }
-      }
-    }
-    let one = try makeContainer()
-    let other = try makeContainer()
-
-    #expect(try one.resolve(Widget.self) === (try one.resolve(Widget.self)))
-    #expect(try other.resolve(Widget.self) === (try other.resolve(Widget.self)))
-    #expect(try one.resolve(Widget.self) !== (try other.resolve(Widget.self)))
-    #expect(runs.value == 2)
-  }
-
-  @Test func scopedToAMissingTagIsAnError() throws {
-    let container = try Container { registry in
-      registry.register(Widget.self, lifetime: .scoped(.request)) { _ in Widget(id: 0) }
-    }
-    let error = try #require(throws: ResolutionError.self) { try container.resolve(Widget.self) }
-    #expect(error.code == .noMatchingScope)
-    #expect(isPlainKey(error.key, of: Widget.self))
-  }
+  // MARK: descriptions
 
   @Test func lifetimeDescriptions() {
     #expect(Lifetime.transient.description == "transient")

@@ -25,7 +25,7 @@ private enum InjectedTestChannel: Hashable, Sendable {
 /// Injects from the scope that is current on first access.
 private final class InjectedTestProfileController {
   @Injected var repository: any InjectedTestRepository
-  @Injected(name: InjectedTestChannel.audit) var audit: ScopeTestService
+  @Injected(name: InjectedTestChannel.audit) var audit: LabeledService
 
   init() {}
 }
@@ -33,7 +33,7 @@ private final class InjectedTestProfileController {
 /// Injects from a scope given at creation.
 private final class InjectedTestExplicitController {
   @Injected var repository: any InjectedTestRepository
-  @Injected var metrics: ScopeTestService
+  @Injected var metrics: LabeledService
 
   init(scope: Scope) {
     _repository = Injected(from: scope)
@@ -51,26 +51,26 @@ private final class InjectedTestStubbedController {
 /// `@Injected`: lazy, kept, overridable, and with a throwing projected value.
 @Suite struct InjectedTests {
   private static func makeContainer(
-    runs: ScopeTestCounter, lifetime: Lifetime = .transient
+    runs: Counter, lifetime: Lifetime = .transient
   ) throws -> Container {
     try Container { registry in
       registry.register((any InjectedTestRepository).self, lifetime: lifetime) { _ in
         InjectedTestLiveRepository("live \(runs.increment())")
       }
-      registry.register(ScopeTestService.self, name: InjectedTestChannel.audit) { _ in
-        ScopeTestService("audit")
+      registry.register(LabeledService.self, name: InjectedTestChannel.audit) { _ in
+        LabeledService("audit")
       }
-      registry.register(ScopeTestService.self, name: InjectedTestChannel.metrics) { _ in
-        ScopeTestService("metrics")
+      registry.register(LabeledService.self, name: InjectedTestChannel.metrics) { _ in
+        LabeledService("metrics")
       }
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("unnamed") }
+      registry.register(LabeledService.self) { _ in LabeledService("unnamed") }
     }
   }
 
   // MARK: Lazy and kept
 
   @Test func nothingIsResolvedWhenTheObjectIsCreatedWithoutACurrentScope() throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     _ = try Self.makeContainer(runs: runs)
     #expect(Scope.current == nil)
 
@@ -82,7 +82,7 @@ private final class InjectedTestStubbedController {
   }
 
   @Test func thePropertyIsResolvedOnFirstAccessFromTheCurrentScopeThenKept() throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Self.makeContainer(runs: runs)
     let controller = InjectedTestProfileController()
 
@@ -99,7 +99,7 @@ private final class InjectedTestStubbedController {
   }
 
   @Test func thePropertyResolvesFromTheAmbientScopeNotFromTheRoot() throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Self.makeContainer(runs: runs, lifetime: .scoped(.request))
 
     try container.withScope(.session) { _ in
@@ -115,7 +115,7 @@ private final class InjectedTestStubbedController {
   }
 
   @Test func theNamedVariantResolvesTheNamedRegistration() throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Self.makeContainer(runs: runs)
     let controller = InjectedTestProfileController()
 
@@ -125,7 +125,7 @@ private final class InjectedTestStubbedController {
   }
 
   @Test func anExplicitScopeIsUsedWithoutAnyCurrentScope() throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Self.makeContainer(runs: runs)
 
     let controller = InjectedTestExplicitController(scope: container)
@@ -138,7 +138,7 @@ private final class InjectedTestStubbedController {
   }
 
   @Test func anExplicitScopeWinsOverTheCurrentOne() throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Self.makeContainer(runs: runs, lifetime: .scoped(.request))
     let request = try container.makeScope(.request)
     let expected = try request.resolve((any InjectedTestRepository).self)
@@ -150,7 +150,7 @@ private final class InjectedTestStubbedController {
   }
 
   @Test func aLocalInjectedVariableWorksLikeAProperty() throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Self.makeContainer(runs: runs)
 
     @Injected(from: container) var repository: any InjectedTestRepository
@@ -167,7 +167,7 @@ private final class InjectedTestStubbedController {
   // MARK: A value given to the initializer
 
   @Test func aValuePassedToTheInitializerWinsAndTheFactoryNeverRuns() throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Self.makeContainer(runs: runs)
     let controller = InjectedTestStubbedController()
 
@@ -183,11 +183,11 @@ private final class InjectedTestStubbedController {
   // MARK: The throwing projected value
 
   @Test func theProjectedValueThrowsWhenNoScopeIsCurrentAndRetriesLater() throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Self.makeContainer(runs: runs)
     let controller = InjectedTestProfileController()
 
-    let error = scopeResolutionError { _ = try controller.$repository.resolve() }
+    let error = resolutionError { _ = try controller.$repository.resolve() }
 
     #expect(error?.code == .noMatchingScope)
     #expect(error?.hint?.contains("@Injected") == true)
@@ -204,22 +204,22 @@ private final class InjectedTestStubbedController {
     let container = Container()
     let controller = InjectedTestProfileController()
 
-    let error = scopeResolutionError {
+    let error = resolutionError {
       _ = try container.withScope(.request) { _ in try controller.$repository.resolve() }
     }
 
     #expect(error?.code == .notRegistered)
-    #expect(error.map { scopeTestIsKey($0.key, of: (any InjectedTestRepository).self) } == true)
+    #expect(error.map { isPlainKey($0.key, of: (any InjectedTestRepository).self) } == true)
     #expect(!controller.$repository.isResolved)
   }
 
   @Test func theProjectedValueOfANamedPropertyThrowsForAMissingName() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("unnamed only") }
+      registry.register(LabeledService.self) { _ in LabeledService("unnamed only") }
     }
     let controller = InjectedTestProfileController()
 
-    let error = scopeResolutionError {
+    let error = resolutionError {
       _ = try container.withScope(.request) { _ in try controller.$audit.resolve() }
     }
 

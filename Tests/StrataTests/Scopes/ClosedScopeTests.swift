@@ -4,7 +4,7 @@ import Testing
 
 /// What one task saw in a race between resolving and closing.
 private enum ClosedScopeRaceOutcome: Sendable {
-  case resolved(ScopeTestResource)
+  case resolved(TrackedResource)
   case refused
   case unexpected(String)
   case closed
@@ -16,37 +16,37 @@ private enum ClosedScopeRaceOutcome: Sendable {
 
   @Test func resolvingFromAClosedScopeIsScopeClosed() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("transient") }
+      registry.register(LabeledService.self) { _ in LabeledService("transient") }
     }
     let request = try container.makeScope(.request, name: "r1")
-    _ = try request.resolve(ScopeTestService.self)
+    _ = try request.resolve(LabeledService.self)
 
     try request.close()
 
     #expect(request.isClosed)
-    let error = try #require(scopeResolutionError { _ = try request.resolve(ScopeTestService.self) })
+    let error = try #require(resolutionError { _ = try request.resolve(LabeledService.self) })
     #expect(error.code == .scopeClosed)
-    #expect(scopeTestIsKey(error.key, of: ScopeTestService.self))
+    #expect(isPlainKey(error.key, of: LabeledService.self))
     #expect(error.hint?.contains(#"root → request("r1")"#) == true, "\(error)")
   }
 
   @Test func everyKindOfResolveFromAClosedScopeIsScopeClosed() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self, lifetime: .scoped(.request)) { _ in ScopeTestService("") }
-      registry.register(ScopeTestService.self, name: ScopeTestSlot.first) { _ in ScopeTestService("") }
-      registry.register(ScopeTestDependency.self) { (_, origin: String) in ScopeTestDependency(origin: origin)
+      registry.register(LabeledService.self, lifetime: .scoped(.request)) { _ in LabeledService("") }
+      registry.register(LabeledService.self, name: Ordinal.first) { _ in LabeledService("") }
+      registry.register(Dependency.self) { (_, origin: String) in Dependency(origin: origin)
       }
     }
     let request = try container.makeScope(.request)
-    _ = try request.resolve(ScopeTestService.self)
+    _ = try request.resolve(LabeledService.self)
     try request.close()
 
     let errors = [
-      scopeResolutionError { _ = try request.resolve(ScopeTestService.self) },
-      scopeResolutionError { _ = try request.resolve(ScopeTestService.self, name: ScopeTestSlot.first) },
-      scopeResolutionError { _ = try request.resolve(ScopeTestDependency.self, arguments: "x") },
-      scopeResolutionError { _ = try request.resolveIfRegistered(ScopeTestService.self) },
-      scopeResolutionError { _ = try request.resolveAll(ScopeTestService.self) },
+      resolutionError { _ = try request.resolve(LabeledService.self) },
+      resolutionError { _ = try request.resolve(LabeledService.self, name: Ordinal.first) },
+      resolutionError { _ = try request.resolve(Dependency.self, arguments: "x") },
+      resolutionError { _ = try request.resolveIfRegistered(LabeledService.self) },
+      resolutionError { _ = try request.resolveAll(LabeledService.self) },
     ]
 
     #expect(errors.map { $0?.code } == Array(repeating: .scopeClosed, count: 5))
@@ -54,13 +54,13 @@ private enum ClosedScopeRaceOutcome: Sendable {
 
   @Test func aClosedContainerDoesNotHandOutItsSingletons() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self, lifetime: .singleton) { _ in ScopeTestService("") }
+      registry.register(LabeledService.self, lifetime: .singleton) { _ in LabeledService("") }
     }
-    _ = try container.resolve(ScopeTestService.self)
+    _ = try container.resolve(LabeledService.self)
 
     try container.close()
 
-    #expect(scopeResolutionError { _ = try container.resolve(ScopeTestService.self) }?.code == .scopeClosed)
+    #expect(resolutionError { _ = try container.resolve(LabeledService.self) }?.code == .scopeClosed)
   }
 
   @Test func makingAChildOfAClosedScopeIsScopeClosed() throws {
@@ -68,10 +68,10 @@ private enum ClosedScopeRaceOutcome: Sendable {
     let session = try container.makeScope(.session, name: "s1")
     try session.close()
 
-    let plain = try #require(scopeResolutionError { _ = try session.makeScope(.request) })
-    let withRegistrations = scopeResolutionError {
+    let plain = try #require(resolutionError { _ = try session.makeScope(.request) })
+    let withRegistrations = resolutionError {
       _ = try session.makeScope(.request) { registry in
-        registry.register(ScopeTestService.self) { _ in ScopeTestService("") }
+        registry.register(LabeledService.self) { _ in LabeledService("") }
       }
     }
 
@@ -85,9 +85,9 @@ private enum ClosedScopeRaceOutcome: Sendable {
     let request = try container.makeScope(.request)
     try request.close()
 
-    let error = scopeResolutionError {
+    let error = resolutionError {
       try request.register { registry in
-        registry.register(ScopeTestService.self) { _ in ScopeTestService("") }
+        registry.register(LabeledService.self) { _ in LabeledService("") }
       }
     }
 
@@ -95,32 +95,32 @@ private enum ClosedScopeRaceOutcome: Sendable {
   }
 
   @Test func makeScopeWithABuildThatThrowsRethrowsAndLeavesTheParentClean() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.session)) { _ in
-        ScopeTestResource("session", log: log)
+      registry.register(TrackedResource.self, lifetime: .scoped(.session)) { _ in
+        TrackedResource("session", log: log)
       }
     }
 
-    #expect(throws: ScopeTestDisposalFailure(label: "build")) {
+    #expect(throws: DisposalFailure(label: "build")) {
       _ = try container.makeScope(.session) { registry in
-        registry.register(ScopeTestService.self) { _ in ScopeTestService("") }
-        throw ScopeTestDisposalFailure(label: "build")
+        registry.register(LabeledService.self) { _ in LabeledService("") }
+        throw DisposalFailure(label: "build")
       }
     }
 
     try container.close()
-    #expect(log.entries.isEmpty)
+    #expect(log.elements.isEmpty)
   }
 
   @Test func aClosedChildIsNoLongerKeptAliveByItsParent() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in ScopeTestResource("") }
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in TrackedResource("") }
     }
     weak var closedChild: Scope?
     do {
       let request = try container.makeScope(.request)
-      _ = try request.resolve(ScopeTestResource.self)
+      _ = try request.resolve(TrackedResource.self)
       try request.close()
       closedChild = request
     }
@@ -134,13 +134,13 @@ private enum ClosedScopeRaceOutcome: Sendable {
     weak var child: Scope?
     do {
       var request: Scope? = try container.makeScope(.session) { registry in
-        registry.register(ScopeTestService.self) { _ in ScopeTestService("session") }
+        registry.register(LabeledService.self) { _ in LabeledService("session") }
       }.makeScope(.request)
       session = request?.parent
       child = request
 
       #expect(session != nil, "a scope holds its parent")
-      #expect(try request?.resolve(ScopeTestService.self).label == "session")
+      #expect(try request?.resolve(LabeledService.self).label == "session")
       request = nil
     }
 
@@ -150,14 +150,14 @@ private enum ClosedScopeRaceOutcome: Sendable {
 
   @Test func childrenClosedThroughTheirParentAreFreedWithIt() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in ScopeTestResource("") }
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in TrackedResource("") }
     }
     weak var session: Scope?
     weak var request: Scope?
     do {
       let open = try container.makeScope(.session)
       let child = try open.makeScope(.request)
-      _ = try child.resolve(ScopeTestResource.self)  // owns a disposable: linked into `open`
+      _ = try child.resolve(TrackedResource.self)  // owns a disposable: linked into `open`
       session = open
       request = child
       try open.close()
@@ -171,11 +171,11 @@ private enum ClosedScopeRaceOutcome: Sendable {
 
   @Test func closingAParentClosesItsChildrenAndTheirChildren() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("") }
+      registry.register(LabeledService.self) { _ in LabeledService("") }
     }
     let session = try container.makeScope(.session)
     let request = try session.makeScope(.request)
-    let nested = try request.makeScope(.scopeTestTenant)
+    let nested = try request.makeScope(.customTenant)
 
     try session.close()
 
@@ -183,38 +183,38 @@ private enum ClosedScopeRaceOutcome: Sendable {
     #expect(request.isClosed)
     #expect(nested.isClosed)
     #expect(!container.isClosed)
-    #expect(scopeResolutionError { _ = try request.resolve(ScopeTestService.self) }?.code == .scopeClosed)
-    #expect(scopeResolutionError { _ = try nested.makeScope(.request) }?.code == .scopeClosed)
-    #expect(try container.resolve(ScopeTestService.self).label == "")
+    #expect(resolutionError { _ = try request.resolve(LabeledService.self) }?.code == .scopeClosed)
+    #expect(resolutionError { _ = try nested.makeScope(.request) }?.code == .scopeClosed)
+    #expect(try container.resolve(LabeledService.self).label == "")
   }
 
   @Test func aChildOfAClosedParentResolvesNothingWhetherOrNotItOwnedAnything() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("transient") }
-      registry.register(ScopeTestService.self, name: ScopeTestSlot.first, lifetime: .singleton) { _ in
-        ScopeTestService("singleton")
+      registry.register(LabeledService.self) { _ in LabeledService("transient") }
+      registry.register(LabeledService.self, name: Ordinal.first, lifetime: .singleton) { _ in
+        LabeledService("singleton")
       }
-      registry.register(ScopeTestService.self, name: ScopeTestSlot.second, lifetime: .scoped) { _ in
-        ScopeTestService("scoped")
+      registry.register(LabeledService.self, name: Ordinal.second, lifetime: .scoped) { _ in
+        LabeledService("scoped")
       }
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in ScopeTestResource("") }
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in TrackedResource("") }
     }
     let session = try container.makeScope(.session)
     let plainRequest = try session.makeScope(.request, name: "plain")
     let owningRequest = try session.makeScope(.request, name: "owning")
-    _ = try owningRequest.resolve(ScopeTestResource.self)
+    _ = try owningRequest.resolve(TrackedResource.self)
 
     try session.close()
 
     for request in [plainRequest, owningRequest] {
       #expect(request.isClosed)
       let codes = [
-        scopeResolutionError { _ = try request.resolve(ScopeTestService.self) }?.code,
-        scopeResolutionError { _ = try request.resolve(ScopeTestService.self, name: ScopeTestSlot.first) }?
+        resolutionError { _ = try request.resolve(LabeledService.self) }?.code,
+        resolutionError { _ = try request.resolve(LabeledService.self, name: Ordinal.first) }?
           .code,
-        scopeResolutionError { _ = try request.resolve(ScopeTestService.self, name: ScopeTestSlot.second) }?
+        resolutionError { _ = try request.resolve(LabeledService.self, name: Ordinal.second) }?
           .code,
-        scopeResolutionError { _ = try request.resolve(ScopeTestResource.self) }?.code,
+        resolutionError { _ = try request.resolve(TrackedResource.self) }?.code,
       ]
       #expect(codes == Array(repeating: .scopeClosed, count: 4), "\(request.description): \(codes)")
     }
@@ -234,7 +234,7 @@ private enum ClosedScopeRaceOutcome: Sendable {
 
   @Test func closingAChildLeavesItsParentAndSiblingsOpen() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self, lifetime: .scoped(.request)) { _ in ScopeTestService("") }
+      registry.register(LabeledService.self, lifetime: .scoped(.request)) { _ in LabeledService("") }
     }
     let session = try container.makeScope(.session)
     let first = try session.makeScope(.request)
@@ -246,10 +246,10 @@ private enum ClosedScopeRaceOutcome: Sendable {
     #expect(!session.isClosed)
     #expect(!first.isClosed)
     #expect(!third.isClosed)
-    _ = try first.resolve(ScopeTestService.self)
-    _ = try third.resolve(ScopeTestService.self)
+    _ = try first.resolve(LabeledService.self)
+    _ = try third.resolve(LabeledService.self)
     let later = try session.makeScope(.request)
-    _ = try later.resolve(ScopeTestService.self)
+    _ = try later.resolve(LabeledService.self)
 
     try session.close()
     #expect([first, third, later].allSatisfy { $0.isClosed })
@@ -258,16 +258,16 @@ private enum ClosedScopeRaceOutcome: Sendable {
   // MARK: Closing while creating
 
   @Test func aScopedInstanceWhoseScopeClosesWhileItIsMadeIsDisposedAndTheResolveFails() throws {
-    let disposed = ScopeTestCounter()
+    let disposed = Counter()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { resolver in
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { resolver in
         try resolver.currentScope.close()
-        return ScopeTestResource("orphan", disposed: disposed)
+        return TrackedResource("orphan", disposed: disposed)
       }
     }
     let request = try container.makeScope(.request)
 
-    let error = scopeResolutionError { _ = try request.resolve(ScopeTestResource.self) }
+    let error = resolutionError { _ = try request.resolve(TrackedResource.self) }
 
     #expect(error?.code == .scopeClosed)
     #expect(disposed.value == 1, "an instance made for a closed scope is disposed, not leaked")
@@ -275,16 +275,16 @@ private enum ClosedScopeRaceOutcome: Sendable {
   }
 
   @Test func aChildSingletonWhoseScopeClosesWhileItIsMadeIsDisposedAndTheResolveFails() throws {
-    let disposed = ScopeTestCounter()
+    let disposed = Counter()
     let container = Container()
-    let tenant = try container.makeScope(.scopeTestTenant) { registry in
-      registry.register(ScopeTestResource.self, lifetime: .singleton) { resolver in
+    let tenant = try container.makeScope(.customTenant) { registry in
+      registry.register(TrackedResource.self, lifetime: .singleton) { resolver in
         try resolver.currentScope.close()
-        return ScopeTestResource("orphan", disposed: disposed)
+        return TrackedResource("orphan", disposed: disposed)
       }
     }
 
-    let error = scopeResolutionError { _ = try tenant.resolve(ScopeTestResource.self) }
+    let error = resolutionError { _ = try tenant.resolve(TrackedResource.self) }
 
     #expect(error?.code == .scopeClosed)
     #expect(disposed.value == 1)
@@ -294,12 +294,12 @@ private enum ClosedScopeRaceOutcome: Sendable {
 
   @Test(.timeLimit(.minutes(1)))
   func aResolveRacingCloseGetsAnInstanceTheCloseDisposesOrScopeClosed() async throws {
-    let created = ScopeTestCounter()
-    let disposed = ScopeTestCounter()
+    let created = Counter()
+    let disposed = Counter()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in
         usleep(40)  // long enough for the close to land while the factory runs
-        return ScopeTestResource("resource \(created.increment())", disposed: disposed)
+        return TrackedResource("resource \(created.increment())", disposed: disposed)
       }
     }
     var resolvedCount = 0
@@ -313,7 +313,7 @@ private enum ClosedScopeRaceOutcome: Sendable {
         group.addTask {
           usleep(UInt32(iteration % 6) * 20)
           if iteration.isMultiple(of: 2) {
-            try? scopeTestCloseSynchronously(request)
+            try? closeSynchronously(request)
           } else {
             try? await request.close()
           }
@@ -322,7 +322,7 @@ private enum ClosedScopeRaceOutcome: Sendable {
         for _ in 0..<4 {
           group.addTask {
             do {
-              return .resolved(try request.resolve(ScopeTestResource.self))
+              return .resolved(try request.resolve(TrackedResource.self))
             } catch let error as ResolutionError where error.code == .scopeClosed {
               return .refused
             } catch {
@@ -336,7 +336,7 @@ private enum ClosedScopeRaceOutcome: Sendable {
       }
 
       #expect(request.isClosed)
-      var instances: [ScopeTestResource] = []
+      var instances: [TrackedResource] = []
       for outcome in outcomes {
         switch outcome {
         case .resolved(let instance): instances.append(instance)

@@ -13,6 +13,60 @@ import Testing
     }
   }
 
+  // MARK: One initializer of each arity
+
+  @Test func autoWiredInitializerWithoutParameters() throws {
+    let container = try Container { registry in
+      registry.register((any Database).self, InMemoryDatabase.init)
+    }
+
+    #expect(try container.resolve((any Database).self) is InMemoryDatabase)
+    let registration = try #require(descriptor(of: (any Database).self, in: container.registrations))
+    #expect(registration.dependencies?.isEmpty == true)
+  }
+
+  @Test func autoWiredInitializerWithOneParameter() throws {
+    let container = try Container { registry in
+      registry.register((any Database).self, InMemoryDatabase.init)
+      registry.register((any UserRepository).self, UserRepositoryImpl.init)
+    }
+
+    let repository = try container.resolve((any UserRepository).self)
+    #expect(repository is UserRepositoryImpl)
+    #expect(repository.database is InMemoryDatabase)
+
+    let registration = try #require(
+      descriptor(of: (any UserRepository).self, in: container.registrations))
+    let dependencies = try #require(registration.dependencies)
+    #expect(identifiers(dependencies) == identifiers(of: (any Database).self))
+    #expect(dependencies.allSatisfy { !$0.isNamed && !$0.hasArguments })
+  }
+
+  @Test func autoWiredInitializerWithThreeParameters() throws {
+    let container = try Container { registry in
+      registry.register((any Database).self, InMemoryDatabase.init)
+      registry.register((any UserRepository).self, UserRepositoryImpl.init)
+      registry.register((any EventLogger).self, ConsoleLogger.init)
+      registry.register((any TimeSource).self, FixedTimeSource.init)
+      registry.register((any UserService).self, UserServiceImpl.init)
+    }
+
+    let service = try container.resolve((any UserService).self)
+    #expect(service is UserServiceImpl)
+    #expect(service.repository is UserRepositoryImpl)
+    #expect(service.logger is ConsoleLogger)
+    #expect(service.timeSource is FixedTimeSource)
+
+    let registration = try #require(descriptor(of: (any UserService).self, in: container.registrations))
+    let dependencies = try #require(registration.dependencies)
+    #expect(
+      identifiers(dependencies)
+        == identifiers(
+          of: (any UserRepository).self, (any EventLogger).self, (any TimeSource).self))
+  }
+
+  // MARK: A whole graph
+
   @Test func wholeGraphIsBuiltFromInitializers() throws {
     let container = try makeApplicationContainer()
 

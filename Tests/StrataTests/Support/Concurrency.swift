@@ -1,141 +1,9 @@
 import Foundation
 import Strata
 import Synchronization
-import Testing
 
-// MARK: - Service fixtures shared by the suites
-
-protocol Database: AnyObject, Sendable {}
-
-final class InMemoryDatabase: Database {
-  init() {}
-}
-
-protocol UserRepository: AnyObject, Sendable {
-  var database: any Database { get }
-}
-
-final class UserRepositoryImpl: UserRepository {
-  let database: any Database
-
-  init(database: any Database) {
-    self.database = database
-  }
-}
-
-protocol EventLogger: AnyObject, Sendable {}
-
-final class ConsoleLogger: EventLogger {
-  init() {}
-}
-
-protocol TimeSource: AnyObject, Sendable {}
-
-final class FixedTimeSource: TimeSource {
-  init() {}
-}
-
-protocol UserService: AnyObject, Sendable {
-  var repository: any UserRepository { get }
-  var logger: any EventLogger { get }
-  var timeSource: any TimeSource { get }
-}
-
-final class UserServiceImpl: UserService {
-  let repository: any UserRepository
-  let logger: any EventLogger
-  let timeSource: any TimeSource
-
-  init(repository: any UserRepository, logger: any EventLogger, timeSource: any TimeSource) {
-    self.repository = repository
-    self.logger = logger
-    self.timeSource = timeSource
-  }
-}
-
-final class App: Sendable {
-  let userService: any UserService
-
-  init(userService: any UserService) {
-    self.userService = userService
-  }
-}
-
-/// A service that knows which factory run made it.
-final class Widget: Sendable {
-  let id: Int
-
-  init(id: Int) {
-    self.id = id
-  }
-}
-
-/// A value-type service, made with runtime arguments.
-struct Greeting: Equatable, Sendable {
-  let text: String
-}
-
-/// Two name types whose cases print the same (`.primary`), and must never be confused.
-enum DatabaseRole: Hashable, Sendable {
-  case primary
-  case replica
-}
-
-enum CacheRole: Hashable, Sendable {
-  case primary
-  case replica
-}
-
-/// An error a factory throws, to check that Strata hands it back untouched.
-struct FixtureError: Error, Equatable {
-  let code: Int
-}
-
-// MARK: - Error helpers
-
-/// The ``ResolutionError`` that `body` throws; records an issue and returns `nil` if it throws
-/// nothing or another error.
-///
-/// Unlike `#require(throws:)`, this is a plain function, so registrations made inside `body` keep
-/// their own `#line` (inside a macro argument, `#line` is the macro's line).
-func resolutionError(
-  sourceLocation: Testing.SourceLocation = #_sourceLocation, _ body: () throws -> Void
-) -> ResolutionError? {
-  do {
-    try body()
-    Issue.record("expected a ResolutionError, but nothing was thrown", sourceLocation: sourceLocation)
-  } catch let error as ResolutionError {
-    return error
-  } catch {
-    Issue.record("expected a ResolutionError, got \(error)", sourceLocation: sourceLocation)
-  }
-  return nil
-}
-
-// MARK: - Key helpers
-
-/// The service types of `keys`, comparable with `identifiers(of:)`.
-func identifiers(_ keys: [ServiceKey]) -> [ObjectIdentifier] {
-  keys.map { ObjectIdentifier($0.serviceType) }
-}
-
-/// The identities of `types`, in order.
-func identifiers(of types: Any.Type...) -> [ObjectIdentifier] {
-  types.map { ObjectIdentifier($0) }
-}
-
-/// Whether `key` is the plain key of `type`: no name, no runtime arguments.
-func isPlainKey(_ key: ServiceKey, of type: Any.Type) -> Bool {
-  ObjectIdentifier(key.serviceType) == ObjectIdentifier(type) && !key.isNamed && !key.hasArguments
-}
-
-/// The registration of `type` among `descriptors`, if there is exactly one.
-func descriptor(of type: Any.Type, in descriptors: [RegistrationDescriptor]) -> RegistrationDescriptor? {
-  let matching = descriptors.filter { ObjectIdentifier($0.key.serviceType) == ObjectIdentifier(type) }
-  return matching.count == 1 ? matching[0] : nil
-}
-
-// MARK: - Thread-safe test utilities
+// Thread-safe recorders, and ways to run code on several threads at once without letting a
+// deadlock hang the test run.
 
 /// Counts factory runs and the like; safe to share between threads.
 final class Counter: Sendable {
@@ -295,4 +163,47 @@ enum Outcome: Sendable, Equatable {
 /// Sleeps for about `microseconds`, to keep a factory running while other threads arrive.
 func pause(microseconds: UInt32) {
   usleep(microseconds)
+}
+
+/// A weak reference that can cross into a `@Sendable` closure.
+final class WeakBox<Object: AnyObject>: @unchecked Sendable {
+  // `@unchecked Sendable`: written once in `init`, then only read.
+  weak var object: Object?
+
+  init(_ object: Object?) {
+    self.object = object
+  }
+}
+
+/// Runs `body` on a new thread with a `stackSize`-byte stack and returns its result, or `nil` if
+/// it did not finish within 60 s.
+func onThread<Value: Sendable>(
+  stackSize: Int, _ body: @escaping @Sendable () -> Value
+) async -> Value? {
+  let result = Slot<Value>()
+  let finished = Flag()
+  let thread = Thread {
+    result.value = body()
+    finished.raise()
+  }
+  thread.stackSize = stackSize
+  thread.start()
+  let deadline = ContinuousClock.now + .seconds(60)
+  while !finished.isRaised {
+    if ContinuousClock.now >= deadline { return nil }
+    try? await Task.sleep(for: .milliseconds(2))
+  }
+  return result.value
+}
+
+/// Waits (polling, bounded by `timeout`) until `condition` holds; returns whether it did.
+func eventually(
+  timeout: Duration = .seconds(30), _ condition: @Sendable () -> Bool
+) async -> Bool {
+  let deadline = ContinuousClock.now + timeout
+  while !condition() {
+    if ContinuousClock.now >= deadline { return false }
+    try? await Task.sleep(for: .milliseconds(1))
+  }
+  return true
 }

@@ -51,7 +51,7 @@ import Testing
   // MARK: Caught
 
   @Test func aSingletonDependingOnARequestScopedServiceIsACaptiveDependency() throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Container { registry in
       registry.register(RequestContext.self, lifetime: .scoped(.request)) { _ in RequestContext() }
       registry.register(ReportCache.self, lifetime: .singleton) { resolver in
@@ -61,10 +61,10 @@ import Testing
     }
     let request = try container.makeScope(.request)
 
-    let error = try #require(scopeResolutionError { _ = try request.resolve(ReportCache.self) })
+    let error = try #require(resolutionError { _ = try request.resolve(ReportCache.self) })
 
     #expect(error.code == .captiveDependency)
-    #expect(scopeTestIsKey(error.key, of: RequestContext.self))
+    #expect(isPlainKey(error.key, of: RequestContext.self))
     #expect(error.description.contains("ReportCache"), "\(error)")
     #expect(error.description.contains("RequestContext"), "\(error)")
     let hint = try #require(error.hint)
@@ -85,10 +85,10 @@ import Testing
     }
     let request = try container.makeScope(.request)
 
-    let error = scopeResolutionError { _ = try request.resolve(ReportCache.self) }
+    let error = resolutionError { _ = try request.resolve(ReportCache.self) }
 
     #expect(error?.code == .captiveDependency)
-    #expect(error.map { scopeTestIsKey($0.key, of: RequestContext.self) } == true)
+    #expect(error.map { isPlainKey($0.key, of: RequestContext.self) } == true)
     #expect(error?.description.contains("ReportCache") == true)
   }
 
@@ -101,10 +101,10 @@ import Testing
     }
     let request = try container.makeScope(.session, name: "s1").makeScope(.request)
 
-    let error = try #require(scopeResolutionError { _ = try request.resolve(SessionCart.self) })
+    let error = try #require(resolutionError { _ = try request.resolve(SessionCart.self) })
 
     #expect(error.code == .captiveDependency)
-    #expect(scopeTestIsKey(error.key, of: RequestContext.self))
+    #expect(isPlainKey(error.key, of: RequestContext.self))
     let hint = try #require(error.hint)
     #expect(hint.contains("SessionCart"), "hint: \(hint)")
     #expect(hint.contains("RequestContext"), "hint: \(hint)")
@@ -121,10 +121,10 @@ import Testing
     let request = try container.makeScope(.request)
     #expect(try request.resolve(Formatter.self).context === request.resolve(RequestContext.self))
 
-    let error = try #require(scopeResolutionError { _ = try request.resolve(AuditTrail.self) })
+    let error = try #require(resolutionError { _ = try request.resolve(AuditTrail.self) })
 
     #expect(error.code == .captiveDependency)
-    #expect(scopeTestIsKey(error.key, of: RequestContext.self))
+    #expect(isPlainKey(error.key, of: RequestContext.self))
     #expect(error.description.contains("AuditTrail"), "\(error)")
     #expect(error.description.contains("RequestContext"), "\(error)")
     #expect(
@@ -141,8 +141,8 @@ import Testing
     }
     let session = try container.makeScope(.session)
 
-    #expect(scopeResolutionError { _ = try container.resolve(ReportCache.self) }?.code == .captiveDependency)
-    #expect(scopeResolutionError { _ = try session.resolve(ReportCache.self) }?.code == .captiveDependency)
+    #expect(resolutionError { _ = try container.resolve(ReportCache.self) }?.code == .captiveDependency)
+    #expect(resolutionError { _ = try session.resolve(ReportCache.self) }?.code == .captiveDependency)
   }
 
   @Test func aSingletonRegisteredInASessionScopeCannotCaptureARequestScopedService() throws {
@@ -154,14 +154,14 @@ import Testing
     }
     let request = try session.makeScope(.request)
 
-    let error = scopeResolutionError { _ = try request.resolve(ReportCache.self) }
+    let error = resolutionError { _ = try request.resolve(ReportCache.self) }
 
     #expect(error?.code == .captiveDependency)
-    #expect(error.map { scopeTestIsKey($0.key, of: RequestContext.self) } == true)
+    #expect(error.map { isPlainKey($0.key, of: RequestContext.self) } == true)
   }
 
   @Test func aCaughtCaptiveDependencyLeavesNoInstanceBehind() throws {
-    let contexts = ScopeTestCounter()
+    let contexts = Counter()
     let container = try Container { registry in
       registry.register(RequestContext.self, lifetime: .scoped(.request)) { _ in
         contexts.increment()
@@ -171,8 +171,8 @@ import Testing
     }
     let request = try container.makeScope(.request)
 
-    let first = scopeResolutionError { _ = try request.resolve(ReportCache.self) }
-    let second = scopeResolutionError { _ = try request.resolve(ReportCache.self) }
+    let first = resolutionError { _ = try request.resolve(ReportCache.self) }
+    let second = resolutionError { _ = try request.resolve(ReportCache.self) }
 
     #expect(first?.code == .captiveDependency)
     #expect(second?.code == .captiveDependency, "the failed singleton must not be cached")

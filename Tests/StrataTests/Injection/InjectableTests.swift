@@ -4,8 +4,8 @@ import Testing
 /// A screen made by a framework, not by the container, that receives its dependencies as a bundle.
 private final class InjectableTestScreen: Injectable {
   struct Dependencies {
-    let dependency: ScopeTestDependency
-    let service: ScopeTestService
+    let dependency: Dependency
+    let service: LabeledService
   }
 
   private(set) var received: [Dependencies] = []
@@ -21,10 +21,10 @@ private final class InjectableTestScreen: Injectable {
 @Suite struct InjectableTests {
   @Test func injectResolvesTheBundleAndHandsItOver() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestDependency.self, lifetime: .singleton) { _ in
-        ScopeTestDependency(origin: "root")
+      registry.register(Dependency.self, lifetime: .singleton) { _ in
+        Dependency(origin: "root")
       }
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("service") }
+      registry.register(LabeledService.self) { _ in LabeledService("service") }
       registry.register(InjectableTestScreen.Dependencies.self, InjectableTestScreen.Dependencies.init)
     }
     let screen = InjectableTestScreen()
@@ -34,42 +34,42 @@ private final class InjectableTestScreen: Injectable {
 
     #expect(screen.received.count == 1)
     let bundle = try #require(screen.received.first)
-    #expect(bundle.dependency === (try container.resolve(ScopeTestDependency.self)))
+    #expect(bundle.dependency === (try container.resolve(Dependency.self)))
     #expect(bundle.service.label == "service")
   }
 
   @Test func injectFromAScopeUsesThatScopesInstancesAndRegistrations() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestDependency.self, lifetime: .scoped(.request)) { resolver in
-        ScopeTestDependency(origin: resolver.currentScope.name ?? "?")
+      registry.register(Dependency.self, lifetime: .scoped(.request)) { resolver in
+        Dependency(origin: resolver.currentScope.name ?? "?")
       }
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("root") }
+      registry.register(LabeledService.self) { _ in LabeledService("root") }
       registry.register(InjectableTestScreen.Dependencies.self, InjectableTestScreen.Dependencies.init)
     }
     let request = try container.makeScope(.request, name: "r1") { registry in
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("request") }
+      registry.register(LabeledService.self) { _ in LabeledService("request") }
     }
     let screen = InjectableTestScreen()
 
     try request.inject(into: screen)
 
     let bundle = try #require(screen.received.first)
-    #expect(bundle.dependency === (try request.resolve(ScopeTestDependency.self)))
+    #expect(bundle.dependency === (try request.resolve(Dependency.self)))
     #expect(bundle.dependency.origin == "r1")
     #expect(bundle.service.label == "request")
   }
 
   @Test func anUnregisteredBundleIsNotRegisteredWithAHintOnHowToRegisterIt() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "root") }
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("service") }
+      registry.register(Dependency.self) { _ in Dependency(origin: "root") }
+      registry.register(LabeledService.self) { _ in LabeledService("service") }
     }
     let screen = InjectableTestScreen()
 
-    let error = try #require(scopeResolutionError { try container.inject(into: screen) })
+    let error = try #require(resolutionError { try container.inject(into: screen) })
 
     #expect(error.code == .notRegistered)
-    #expect(scopeTestIsKey(error.key, of: InjectableTestScreen.Dependencies.self))
+    #expect(isPlainKey(error.key, of: InjectableTestScreen.Dependencies.self))
     let hint = try #require(error.hint)
     #expect(hint.contains("InjectableTestScreen.Dependencies"), "hint: \(hint)")
     #expect(hint.contains("registry.register("), "hint: \(hint)")
@@ -79,33 +79,33 @@ private final class InjectableTestScreen: Injectable {
 
   @Test func aMissingDependencyOfTheBundleIsReportedAndTheTargetIsLeftUntouched() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "root") }
+      registry.register(Dependency.self) { _ in Dependency(origin: "root") }
       registry.register(InjectableTestScreen.Dependencies.self, InjectableTestScreen.Dependencies.init)
     }
     let screen = InjectableTestScreen()
 
-    let error = try #require(scopeResolutionError { try container.inject(into: screen) })
+    let error = try #require(resolutionError { try container.inject(into: screen) })
 
     #expect(error.code == .notRegistered)
-    #expect(scopeTestIsKey(error.key, of: ScopeTestService.self))
+    #expect(isPlainKey(error.key, of: LabeledService.self))
     #expect(
       error.path.map { ObjectIdentifier($0.serviceType) } == [
-        ObjectIdentifier(InjectableTestScreen.Dependencies.self), ObjectIdentifier(ScopeTestService.self),
+        ObjectIdentifier(InjectableTestScreen.Dependencies.self), ObjectIdentifier(LabeledService.self),
       ])
     #expect(screen.received.isEmpty)
   }
 
   @Test func injectingFromAClosedScopeIsScopeClosed() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "root") }
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("service") }
+      registry.register(Dependency.self) { _ in Dependency(origin: "root") }
+      registry.register(LabeledService.self) { _ in LabeledService("service") }
       registry.register(InjectableTestScreen.Dependencies.self, InjectableTestScreen.Dependencies.init)
     }
     let request = try container.makeScope(.request)
     try request.close()
     let screen = InjectableTestScreen()
 
-    let error = scopeResolutionError { try request.inject(into: screen) }
+    let error = resolutionError { try request.inject(into: screen) }
 
     #expect(error?.code == .scopeClosed)
     #expect(screen.received.isEmpty)
@@ -113,8 +113,8 @@ private final class InjectableTestScreen: Injectable {
 
   @Test func injectingTwiceHandsOverAFreshBundleEachTime() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestDependency.self) { _ in ScopeTestDependency(origin: "root") }
-      registry.register(ScopeTestService.self) { _ in ScopeTestService("service") }
+      registry.register(Dependency.self) { _ in Dependency(origin: "root") }
+      registry.register(LabeledService.self) { _ in LabeledService("service") }
       registry.register(InjectableTestScreen.Dependencies.self, InjectableTestScreen.Dependencies.init)
     }
     let screen = InjectableTestScreen()

@@ -7,31 +7,6 @@ import Testing
 /// fail after its deadline instead of hanging the run.
 @Suite(.timeLimit(.minutes(1)))
 struct ConcurrencyTests {
-  @Test func thousandTasksRacingForOneSingletonGetOneInstance() async throws {
-    let runs = Counter()
-    let container = try Container { registry in
-      registry.register(Widget.self, lifetime: .singleton) { _ in
-        pause(microseconds: 2_000)  // keep the factory running while other tasks arrive
-        return Widget(id: runs.increment())
-      }
-    }
-
-    let identities = await withTaskGroup(of: ObjectIdentifier?.self) { group in
-      for _ in 0..<1_000 {
-        group.addTask { (try? container.resolve(Widget.self)).map { ObjectIdentifier($0) } }
-      }
-      var identities: [ObjectIdentifier?] = []
-      for await identity in group { identities.append(identity) }
-      return identities
-    }
-
-    #expect(identities.count == 1_000)
-    let first = try #require(identities.first ?? nil)
-    #expect(identities.allSatisfy { $0 == first })
-    #expect(ObjectIdentifier(try container.resolve(Widget.self)) == first)
-    #expect(runs.value == 1)
-  }
-
   @Test func threadsStartingTogetherOnOneSingletonGetOneInstance() async throws {
     let runs = Counter()
     let container = try Container { registry in

@@ -6,13 +6,13 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
 
 /// `Scope.current`, `withScope` (methods and free functions) and their clean-up.
 @Suite struct AmbientScopeTests {
-  private static func makeContainer(log: ScopeTestLog) throws -> Container {
+  private static func makeContainer(log: Collector<String>) throws -> Container {
     try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("request", log: log)
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in
+        TrackedResource("request", log: log)
       }
-      registry.register(ScopeTestAsyncResource.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestAsyncResource("request", log: log)
+      registry.register(AsyncTrackedResource.self, lifetime: .scoped(.request)) { _ in
+        AsyncTrackedResource("request", log: log)
       }
     }
   }
@@ -29,9 +29,9 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
   // MARK: Scope.withScope, synchronous
 
   @Test func withScopeMakesACurrentChildScopeAndClosesItOnReturn() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log)
-    let seen = ScopeTestBox<Scope>()
+    let seen = Slot<Scope>()
 
     let result = try container.withScope(.request, name: "r1") { scope in
       seen.value = scope
@@ -40,45 +40,45 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
       #expect(scope.name == "r1")
       #expect(scope.parent === container)
       #expect(!scope.isClosed)
-      return try scope.resolve(ScopeTestResource.self).label + "!"
+      return try scope.resolve(TrackedResource.self).label + "!"
     }
 
     #expect(result == "request!")
     let scope = try #require(seen.value)
     #expect(scope.isClosed)
-    #expect(log.entries == ["dispose request"])
+    #expect(log.elements == ["dispose request"])
     #expect(Scope.current == nil)
   }
 
   @Test func withScopeClosesTheScopeWhenTheBodyThrows() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log)
-    let seen = ScopeTestBox<Scope>()
+    let seen = Slot<Scope>()
 
     #expect(throws: AmbientTestBodyFailure.self) {
       try container.withScope(.request) { scope in
         seen.value = scope
-        _ = try scope.resolve(ScopeTestResource.self)
+        _ = try scope.resolve(TrackedResource.self)
         throw AmbientTestBodyFailure()
       }
     }
 
     #expect(seen.value?.isClosed == true)
-    #expect(log.entries == ["dispose request"])
+    #expect(log.elements == ["dispose request"])
     #expect(Scope.current == nil)
   }
 
   @Test func theBodysErrorTravelsWithTheDisposalErrorItCaused() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("failing", fails: true)
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in
+        TrackedResource("failing", fails: true)
       }
     }
-    let resource = ScopeTestBox<ScopeTestResource>()
+    let resource = Slot<TrackedResource>()
 
     let error = try #require(throws: ScopeExitError.self) {
       try container.withScope(.request) { scope in
-        resource.value = try scope.resolve(ScopeTestResource.self)
+        resource.value = try scope.resolve(TrackedResource.self)
         throw AmbientTestBodyFailure()
       }
     }
@@ -89,13 +89,13 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
 
   @Test func aDisposalErrorAfterANormalReturnIsThrown() throws {
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("failing", fails: true)
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in
+        TrackedResource("failing", fails: true)
       }
     }
 
-    let error = scopeResolutionError {
-      _ = try container.withScope(.request) { scope in try scope.resolve(ScopeTestResource.self) }
+    let error = resolutionError {
+      _ = try container.withScope(.request) { scope in try scope.resolve(TrackedResource.self) }
     }
 
     #expect(error?.code == .disposalFailed)
@@ -117,9 +117,9 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
   @Test func withScopeOnAClosedScopeIsScopeClosedAndDoesNotRunTheBody() throws {
     let container = Container()
     try container.close()
-    let runs = ScopeTestCounter()
+    let runs = Counter()
 
-    let error = scopeResolutionError { _ = try container.withScope(.request) { _ in runs.increment() } }
+    let error = resolutionError { _ = try container.withScope(.request) { _ in runs.increment() } }
 
     #expect(error?.code == .scopeClosed)
     #expect(runs.value == 0)
@@ -128,52 +128,52 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
   // MARK: Scope.withScope, asynchronous
 
   @Test func asyncWithScopeMakesACurrentScopeAndClosesItAwaitingAsyncDisposers() async throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log)
-    let seen = ScopeTestBox<Scope>()
+    let seen = Slot<Scope>()
 
     let pool = try await container.withScope(.request) { scope in
       seen.value = scope
       #expect(Scope.current === scope)
       await Task.yield()
       #expect(Scope.current === scope)
-      _ = try scope.resolve(ScopeTestResource.self)
-      return try scope.resolve(ScopeTestAsyncResource.self)
+      _ = try scope.resolve(TrackedResource.self)
+      return try scope.resolve(AsyncTrackedResource.self)
     }
 
     #expect(seen.value?.isClosed == true)
     #expect(pool.disposeCount == 1, "the async close awaited the asynchronous disposer")
-    #expect(log.entries == ["async dispose request", "dispose request"])
+    #expect(log.elements == ["async dispose request", "dispose request"])
     #expect(Scope.current == nil)
   }
 
   @Test func asyncWithScopeClosesTheScopeWhenTheBodyThrows() async throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log)
-    let seen = ScopeTestBox<Scope>()
+    let seen = Slot<Scope>()
 
     await #expect(throws: AmbientTestBodyFailure.self) {
       try await container.withScope(.request) { scope in
         seen.value = scope
-        _ = try scope.resolve(ScopeTestAsyncResource.self)
+        _ = try scope.resolve(AsyncTrackedResource.self)
         await Task.yield()
         throw AmbientTestBodyFailure()
       }
     }
 
     #expect(seen.value?.isClosed == true)
-    #expect(log.entries == ["async dispose request"])
+    #expect(log.elements == ["async dispose request"])
   }
 
   @Test(.timeLimit(.minutes(1)))
   func asyncWithScopeClosesTheScopeWhenItsTaskIsCancelled() async throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log)
     let (entered, continuation) = AsyncStream<Scope>.makeStream()
 
     let task = Task {
       try await container.withScope(.request) { scope in
-        _ = try scope.resolve(ScopeTestResource.self)
+        _ = try scope.resolve(TrackedResource.self)
         continuation.yield(scope)
         try await Task.sleep(for: .seconds(60))
       }
@@ -187,7 +187,7 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
 
     #expect(throws: CancellationError.self) { try result.get() }
     #expect(scope.isClosed)
-    #expect(log.entries == ["dispose request"])
+    #expect(log.elements == ["dispose request"])
   }
 
   @Test func childTasksInheritTheCurrentScope() async throws {
@@ -218,9 +218,9 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
   // MARK: Free withScope
 
   @Test func theFreeWithScopeMakesAChildOfTheCurrentScope() throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log)
-    let inner = ScopeTestBox<Scope>()
+    let inner = Slot<Scope>()
 
     try container.withScope(.session, name: "s1") { session in
       let label = try withScope(.request, name: "r1") { request in
@@ -228,11 +228,11 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
         #expect(request.parent === session)
         #expect(request.tag == .request)
         #expect(Scope.current === request)
-        return try request.resolve(ScopeTestResource.self).label
+        return try request.resolve(TrackedResource.self).label
       }
       #expect(label == "request")
       #expect(inner.value?.isClosed == true)
-      #expect(log.entries == ["dispose request"])
+      #expect(log.elements == ["dispose request"])
       #expect(Scope.current === session)
       #expect(!session.isClosed)
     }
@@ -240,7 +240,7 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
   }
 
   @Test func theAsyncFreeWithScopeMakesAChildOfTheCurrentScope() async throws {
-    let log = ScopeTestLog()
+    let log = Collector<String>()
     let container = try Self.makeContainer(log: log)
 
     let pool = try await container.withScope(.session) { session in
@@ -248,19 +248,19 @@ private struct AmbientTestBodyFailure: Error, Equatable {}
         #expect(request.parent === session)
         #expect(Scope.current === request)
         await Task.yield()
-        return try request.resolve(ScopeTestAsyncResource.self)
+        return try request.resolve(AsyncTrackedResource.self)
       }
     }
 
     #expect(pool.disposeCount == 1)
-    #expect(log.entries == ["async dispose request"])
+    #expect(log.elements == ["async dispose request"])
   }
 
   @Test func theFreeWithScopeThrowsWhenNoScopeIsCurrent() async throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
 
-    let syncError = scopeResolutionError { _ = try withScope(.request) { _ in runs.increment() } }
-    let asyncError = await scopeAsyncResolutionError {
+    let syncError = resolutionError { _ = try withScope(.request) { _ in runs.increment() } }
+    let asyncError = await asyncResolutionError {
       try await withScope(.request) { _ in
         await Task.yield()
         runs.increment()

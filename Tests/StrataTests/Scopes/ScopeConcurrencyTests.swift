@@ -4,7 +4,7 @@ import Testing
 
 /// Scopes under concurrent use: instances made once, children made and closed safely.
 @Suite struct ScopeConcurrencyTests {
-  /// Resolves `ScopeTestService` from `scopes[index % scopes.count]` in `count` tasks; returns the
+  /// Resolves `LabeledService` from `scopes[index % scopes.count]` in `count` tasks; returns the
   /// identities of the instances, and the errors as text.
   private static func resolveConcurrently(
     _ count: Int, from scopes: [Scope]
@@ -13,7 +13,7 @@ import Testing
       for index in 0..<count {
         let scope = scopes[index % scopes.count]
         group.addTask {
-          Result { ObjectIdentifier(try scope.resolve(ScopeTestService.self)) }
+          Result { ObjectIdentifier(try scope.resolve(LabeledService.self)) }
         }
       }
       var instances: Set<ObjectIdentifier> = []
@@ -30,11 +30,11 @@ import Testing
 
   @Test(.timeLimit(.minutes(1)))
   func aThousandTasksResolvingOneScopedServiceInOneScopeGetOneInstance() async throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Container { registry in
-      registry.register(ScopeTestService.self, lifetime: .scoped) { _ in
+      registry.register(LabeledService.self, lifetime: .scoped) { _ in
         usleep(500)
-        return ScopeTestService("run \(runs.increment())")
+        return LabeledService("run \(runs.increment())")
       }
     }
     let request = try container.makeScope(.request)
@@ -44,16 +44,16 @@ import Testing
     #expect(errors.isEmpty, "\(errors.prefix(3))")
     #expect(instances.count == 1)
     #expect(runs.value == 1)
-    #expect(try instances.first == ObjectIdentifier(request.resolve(ScopeTestService.self)))
+    #expect(try instances.first == ObjectIdentifier(request.resolve(LabeledService.self)))
   }
 
   @Test(.timeLimit(.minutes(1)))
   func tasksResolvingASessionScopedServiceFromManyRequestsShareOneInstance() async throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Container { registry in
-      registry.register(ScopeTestService.self, lifetime: .scoped(.session)) { _ in
+      registry.register(LabeledService.self, lifetime: .scoped(.session)) { _ in
         usleep(500)
-        return ScopeTestService("run \(runs.increment())")
+        return LabeledService("run \(runs.increment())")
       }
     }
     let session = try container.makeScope(.session)
@@ -68,10 +68,10 @@ import Testing
 
   @Test(.timeLimit(.minutes(1)))
   func aRequestScopedServiceIsMadeOncePerRequestUnderContention() async throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Container { registry in
-      registry.register(ScopeTestService.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestService("run \(runs.increment())")
+      registry.register(LabeledService.self, lifetime: .scoped(.request)) { _ in
+        LabeledService("run \(runs.increment())")
       }
     }
     let requests = try (0..<20).map { _ in try container.makeScope(.request) }
@@ -85,11 +85,11 @@ import Testing
 
   @Test(.timeLimit(.minutes(1)))
   func aRootSingletonResolvedConcurrentlyFromManyScopesIsMadeOnce() async throws {
-    let runs = ScopeTestCounter()
+    let runs = Counter()
     let container = try Container { registry in
-      registry.register(ScopeTestService.self, lifetime: .singleton) { _ in
-        usleep(500)
-        return ScopeTestService("run \(runs.increment())")
+      registry.register(LabeledService.self, lifetime: .singleton) { _ in
+        pause(microseconds: 2_000)  // keep the factory running while other tasks arrive
+        return LabeledService("run \(runs.increment())")
       }
     }
     let session = try container.makeScope(.session)
@@ -100,15 +100,16 @@ import Testing
     #expect(errors.isEmpty, "\(errors.prefix(3))")
     #expect(instances.count == 1)
     #expect(runs.value == 1)
+    #expect(try instances.first == ObjectIdentifier(container.resolve(LabeledService.self)))
   }
 
   @Test(.timeLimit(.minutes(1)))
   func makingUsingAndClosingRequestScopesConcurrentlyDisposesEachInstanceOnce() async throws {
-    let created = ScopeTestCounter()
-    let disposed = ScopeTestCounter()
+    let created = Counter()
+    let disposed = Counter()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("request \(created.increment())", disposed: disposed)
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in
+        TrackedResource("request \(created.increment())", disposed: disposed)
       }
     }
     let session = try container.makeScope(.session)
@@ -118,8 +119,8 @@ import Testing
         group.addTask {
           do {
             let request = try session.makeScope(.request)
-            let first = try request.resolve(ScopeTestResource.self)
-            guard try request.resolve(ScopeTestResource.self) === first else { return "two instances" }
+            let first = try request.resolve(TrackedResource.self)
+            guard try request.resolve(TrackedResource.self) === first else { return "two instances" }
             try await request.close()
             return first.disposeCount == 1 ? nil : "disposed \(first.disposeCount) times"
           } catch {
@@ -181,17 +182,17 @@ import Testing
   @Test(.timeLimit(.minutes(1)))
   func concurrentAmbientScopesStayApart() async throws {
     let container = try Container { registry in
-      registry.register(ScopeTestService.self, lifetime: .scoped(.request)) { _ in ScopeTestService("") }
+      registry.register(LabeledService.self, lifetime: .scoped(.request)) { _ in LabeledService("") }
     }
 
     let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
       for _ in 0..<200 {
         group.addTask {
           try await container.withScope(.request) { scope in
-            let before = try scope.resolve(ScopeTestService.self)
+            let before = try scope.resolve(LabeledService.self)
             await Task.yield()
             guard let current = Scope.current, current === scope else { return false }
-            return try current.resolve(ScopeTestService.self) === before
+            return try current.resolve(LabeledService.self) === before
           }
         }
       }
@@ -205,24 +206,24 @@ import Testing
 
   @Test(.timeLimit(.minutes(1)))
   func closingChildrenAndTheirParentConcurrentlyDisposesEachInstanceOnce() async throws {
-    let created = ScopeTestCounter()
-    let disposed = ScopeTestCounter()
+    let created = Counter()
+    let disposed = Counter()
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("request \(created.increment())", disposed: disposed)
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in
+        TrackedResource("request \(created.increment())", disposed: disposed)
       }
     }
 
     for _ in 0..<20 {
       let session = try container.makeScope(.session)
       let requests = try (0..<10).map { _ in try session.makeScope(.request) }
-      let resources = try requests.map { try $0.resolve(ScopeTestResource.self) }
+      let resources = try requests.map { try $0.resolve(TrackedResource.self) }
 
       await withTaskGroup(of: Void.self) { group in
         for request in requests {
           group.addTask { try? await request.close() }
         }
-        group.addTask { try? scopeTestCloseSynchronously(session) }
+        group.addTask { try? closeSynchronously(session) }
         for await _ in group {}
       }
 
@@ -238,16 +239,16 @@ import Testing
   @Test(.timeLimit(.minutes(1)))
   func scopesClosedInARaceWithTheirParentAreAllFreed() async throws {
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in ScopeTestResource("") }
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in TrackedResource("") }
     }
-    let freed = ScopeTestLocked<[WeakScope]>([])
+    let freed = Locked<[WeakBox<Scope>]>([])
 
     for _ in 0..<20 {
       try await {
         let session = try container.makeScope(.session)
         let requests = try (0..<10).map { _ in try session.makeScope(.request) }
-        for request in requests { _ = try request.resolve(ScopeTestResource.self) }
-        freed.withLock { $0 += ([session] + requests).map(WeakScope.init) }
+        for request in requests { _ = try request.resolve(TrackedResource.self) }
+        freed.withLock { $0 += ([session] + requests).map { WeakBox($0) } }
 
         await withTaskGroup(of: Void.self) { group in
           for request in requests {
@@ -259,19 +260,7 @@ import Testing
       }()
     }
 
-    let alive = freed.withLock { scopes in scopes.filter { $0.scope != nil }.count }
+    let alive = freed.withLock { scopes in scopes.filter { $0.object != nil }.count }
     #expect(alive == 0, "\(alive) of 220 closed scopes are still alive")
-  }
-}
-
-/// A weak reference to a scope, to see whether it was freed.
-///
-/// `@unchecked Sendable`: made and read only under `ScopeTestLocked`'s lock, after the tasks that
-/// used the scope have finished; a `weak var` itself is safe to load from any thread.
-private struct WeakScope: @unchecked Sendable {
-  weak var scope: Scope?
-
-  init(_ scope: Scope) {
-    self.scope = scope
   }
 }

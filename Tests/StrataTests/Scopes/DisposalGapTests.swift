@@ -35,9 +35,9 @@ import Testing
       }
       let error = try #require(throws: ResolutionError.self) { try container.resolve(TrackedResource.self) }
       #expect(error.code == .activationFailed)
-      #expect(log.elements == ["made"], "\(lifetime): the discarded instance was not disposed")
+      #expect(log.elements == ["dispose made"], "\(lifetime): the discarded instance was not disposed")
       try container.close()
-      #expect(log.elements == ["made"], "\(lifetime): disposed twice")
+      #expect(log.elements == ["dispose made"], "\(lifetime): disposed twice")
     }
   }
 
@@ -62,7 +62,7 @@ import Testing
         }
       }
       #expect(finished)
-      #expect(log.elements == ["slow", "second close returned"])
+      #expect(log.elements == ["dispose slow", "second close returned"])
     }
   }
 
@@ -89,7 +89,7 @@ import Testing
         }
       }
       #expect(finished)
-      #expect(log.elements == ["request", "root"])
+      #expect(log.elements == ["dispose request", "dispose root"])
     }
   }
 
@@ -108,7 +108,7 @@ import Testing
     try await request.close()
     log.append("second close returned")
     try await first
-    #expect(log.elements == ["slow", "second close returned"])
+    #expect(log.elements == ["dispose slow", "second close returned"])
   }
 
   @Test func aDisposerThatClosesItsOwnScopeDoesNotWaitForItself() async throws {
@@ -173,13 +173,13 @@ import Testing
 
   @Test func aDisposalErrorOnTheThrowPathReachesTheCaller() async throws {
     let container = try Container { registry in
-      registry.register(ScopeTestResource.self, lifetime: .scoped(.request)) { _ in
-        ScopeTestResource("failing", fails: true)
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in
+        TrackedResource("failing", fails: true)
       }
     }
     do {
       try await container.withScope(.request) { scope in
-        _ = try scope.resolve(ScopeTestResource.self)
+        _ = try scope.resolve(TrackedResource.self)
         try await Task.sleep(for: .microseconds(1))
         throw HandlerFailure()
       }
