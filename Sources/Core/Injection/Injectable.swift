@@ -43,12 +43,7 @@ extension Scope {
     } catch let error as ResolutionError
       where error.code == .notRegistered && error.key.serviceType == Target.Dependencies.self
     {
-      let name = "\(Target.self).Dependencies"
-      throw ResolutionError(
-        code: .notRegistered, key: error.key, registeredAt: nil,
-        hintSource: .text(
-          "register the bundle `\(name)` so Strata can build it, e.g. "
-            + "`registry.register(\(name).self, \(name).init)`"))
+      throw ResolutionError(.bundleNotRegistered(error.key, bundle: "\(Target.self).Dependencies"))
     }
     target.inject(dependencies)
   }

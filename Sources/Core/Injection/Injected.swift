@@ -143,13 +143,9 @@ final class InjectionStorage<Value>: @unchecked Sendable {
     let key = ServiceKey(Value.self, name: nil)
     return try creation.withCreationLock(for: key) {
       if resolved.load(ordering: .acquiring), let cached { return cached }
-      if hadScope && scope == nil { throw ResolutionError.scopeGone(key, holder: "Injected") }
+      if hadScope && scope == nil { throw ResolutionError.scopeGone(key, holder: .injected) }
       guard let make, let scope = scope ?? Scope.current else {
-        throw ResolutionError(
-          code: .noMatchingScope, key: ServiceKey(Value.self, name: nil), registeredAt: nil,
-          hintSource: .text(
-            "an @Injected property was read where no scope is current; read it inside "
-              + "`withScope`, or inject from an explicit scope with `@Injected(from: container)`"))
+        throw ResolutionError(.injectedWithoutScope(key))
       }
       let value = try ResolutionNesting.nest(key, for: holder, in: scope) { try make(scope) }
       cached = value

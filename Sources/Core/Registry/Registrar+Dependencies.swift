@@ -76,8 +76,9 @@ extension RegistrationHandle {
   @discardableResult
   public func overriding() -> RegistrationHandle<Service> {
     if let batch = staged.batch, !batch.isOpen {
-      let hint = RegistrationBatch.lateRefinementHint("`.overriding()`", of: staged.key)
-      batch.reportLateUse { staged.failing(hint: hint) }
+      batch.reportLateUse {
+        staged.failing(.lateRefinement(.overriding, of: staged.key, at: staged.location))
+      }
       return self
     }
     staged.attributes.isOverride = true

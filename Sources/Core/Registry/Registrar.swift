@@ -138,7 +138,7 @@ public final class Registrar {
     if batch.isOpen {
       self.staged.append(staged)
     } else {
-      batch.reportLateUse { staged.failing(hint: RegistrationBatch.lateRegistrationHint(staged.key)) }
+      batch.reportLateUse { staged.failing(.lateRegistration(staged.key, at: staged.location)) }
     }
     return RegistrationHandle(staged: staged)
   }
@@ -218,9 +218,9 @@ public struct RegistrationHandle<Service> {
   ) -> RegistrationHandle<Service> {
     if let batch = staged.batch, !batch.isOpen {
       let key = ServiceKey(service: TypeIdentity(Other.self), arguments: .void, name: staged.key.name)
-      let hint = RegistrationBatch.lateRefinementHint("A forward to `\(key)`", of: staged.key)
+      let reason = ResolutionError.Reason.lateRefinement(.forward(key), of: staged.key, at: location)
       batch.reportLateUse {
-        [RegistrationBatch.failing(Other.self, key: key, at: location, hint: hint)]
+        [RegistrationBatch.failing(Other.self, key: key, at: location, reason: reason)]
       }
       return self
     }
@@ -234,11 +234,9 @@ public struct RegistrationHandle<Service> {
           if let convert { return convert(instance) }
           guard let converted = instance as? Other else {
             throw ResolutionError(
-              code: .typeMismatch, key: key, registeredAt: location,
-              hintSource: .text(
-                "`\(target.key)` is forwarded to `\(Other.self)`, but `\(Swift.type(of: instance))` does "
-                  + "not conform to it; forward only to protocols the service conforms to"),
-              insideFactory: true)
+              .typeMismatch(
+                forward: key, target: target.descriptor, instanceType: "\(Swift.type(of: instance))",
+                forwardedAt: location), insideFactory: true)
           }
           return converted
         }, activation: nil)
@@ -268,8 +266,9 @@ public struct RegistrationHandle<Service> {
     -> RegistrationHandle<Service>
   {
     if let batch = staged.batch, !batch.isOpen {
-      let hint = RegistrationBatch.lateRefinementHint("An `onActivated` hook", of: staged.key)
-      batch.reportLateUse { staged.failing(hint: hint) }
+      batch.reportLateUse {
+        staged.failing(.lateRefinement(.activationHook, of: staged.key, at: staged.location))
+      }
       return self
     }
     let previous = staged.activation
@@ -310,8 +309,8 @@ class StagedBase<Service>: StagedRegistration {
   func materialize() throws -> [AnyRegistration] { [] }
 
   /// A registration under this one's key, with its exact argument types, that throws
-  /// `invalidRegistration` with `hint` when resolved.
-  func failing(hint: String) -> [AnyRegistration] { [] }
+  /// `invalidRegistration` for `reason` when resolved.
+  func failing(_ reason: ResolutionError.Reason) -> [AnyRegistration] { [] }
 }
 
 final class Staged<Service, each Argument>: StagedBase<Service> {
@@ -329,10 +328,10 @@ final class Staged<Service, each Argument>: StagedBase<Service> {
     super.init(key: key, location: location)
   }
 
-  override func failing(hint: String) -> [AnyRegistration] {
+  override func failing(_ reason: ResolutionError.Reason) -> [AnyRegistration] {
     [
       RegistrationBatch.failing(
-        Service.self, arguments: repeat (each Argument).self, key: key, at: location, hint: hint)
+        Service.self, arguments: repeat (each Argument).self, key: key, at: location, reason: reason)
     ]
   }
 
@@ -342,17 +341,11 @@ final class Staged<Service, each Argument>: StagedBase<Service> {
       factory: factory, activation: activation, instance: instance)
     registration.attributes = attributes
     if key.hasArguments && lifetime.isShared {
-      throw ResolutionError(
-        code: .invalidRegistration, key: key, registeredAt: location,
-        hintSource: .text(
-          "a \(lifetime) registration cannot take runtime arguments (which instance would a second "
-            + "set of arguments get?); register it as transient or graph"))
+      throw ResolutionError(.sharedWithArguments(registration.descriptor))
     }
     guard !forwards.isEmpty else { return [registration] }
     guard let plain = registration.withoutArguments else {
-      throw ResolutionError(
-        code: .invalidRegistration, key: key, registeredAt: location,
-        hintSource: .text("only a registration without runtime arguments can be forwarded"))
+      throw ResolutionError(.forwardWithArguments(registration.descriptor))
     }
     return [registration] + forwards.map { forward in attributes.forForward.applied(to: forward(plain)) }
   }

@@ -370,11 +370,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   /// The error for a `weak` registration whose factory made a value: a value cannot be shared
   /// through a weak reference (it would silently be made anew on every resolve).
   private func weakValueError(_ instance: Service) -> ResolutionError {
-    ResolutionError(
-      code: .invalidRegistration, key: key, registeredAt: location,
-      hintSource: .text(
-        "a weak registration must make class instances, but it made a `\(Swift.type(of: instance))`, "
-          + "a value; register it as transient, singleton or scoped"))
+    ResolutionError(.weakValue(descriptor, valueType: "\(Swift.type(of: instance))"))
   }
 
   /// This registration typed as one without runtime arguments, if it takes none.

@@ -31,32 +31,18 @@ final class RegistrationBatch {
     try? scope.publish(failures())
   }
 
-  /// A registration for `key` whose factory throws `invalidRegistration` with `hint`.
+  /// A registration for `key` whose factory throws `reason` (an `invalidRegistration` about `key`).
   static func failing<Service, each Argument>(
     _ type: Service.Type, arguments: repeat (each Argument).Type, key: ServiceKey,
-    at location: SourceLocation, hint: String
+    at location: SourceLocation, reason: ResolutionError.Reason
   ) -> AnyRegistration {
     let factory = {
       @Sendable (resolver: borrowing Resolver, arguments: repeat each Argument) throws -> Service in
-      throw ResolutionError(
-        code: .invalidRegistration, key: key, registeredAt: location, hintSource: .text(hint),
-        insideFactory: true)
+      throw ResolutionError(reason, insideFactory: true)
     }
     return Registration<Service, repeat each Argument>(
       key: key, lifetime: .transient, location: location, dependencies: [], factory: factory,
       activation: nil)
   }
 
-  /// The hint for a registration made through a registrar after its batch closed.
-  static func lateRegistrationHint(_ key: ServiceKey) -> String {
-    "`\(key)` was registered through a Registrar after its batch was published, so the "
-      + "registration was never made; register only inside the closure passed to "
-      + "`register(_:)` or `Container(_:)`, or start a new batch with `scope.register { … }`"
-  }
-
-  /// The hint for a ``RegistrationHandle`` refined after its batch closed.
-  static func lateRefinementHint(_ change: String, of key: ServiceKey) -> String {
-    "\(change) was added to the registration of `\(key)` after its batch was published, so it "
-      + "never took effect; refine a registration only inside the closure that registered it"
-  }
 }

@@ -63,7 +63,7 @@ public final class Lazy<Value>: @unchecked Sendable {
       if resolved.load(ordering: .acquiring), let cached { return cached }
       return try creation.withCreationLock(for: key) {
         if resolved.load(ordering: .acquiring), let cached { return cached }
-        guard let scope else { throw ResolutionError.scopeGone(key, holder: "Lazy") }
+        guard let scope else { throw ResolutionError.scopeGone(key, holder: .lazy) }
         let value = try ResolutionNesting.nest(key, for: holder, in: scope) { try make(scope) }
         cached = value
         resolved.store(true, ordering: .releasing)
@@ -108,7 +108,7 @@ public struct Provider<Value>: Sendable {
   /// - Throws: ``ResolutionError`` if resolving fails.
   public func get() throws -> Value {
     let key = ServiceKey(Value.self, name: nil)
-    guard let scope else { throw ResolutionError.scopeGone(key, holder: "Provider") }
+    guard let scope else { throw ResolutionError.scopeGone(key, holder: .provider) }
     return try ResolutionNesting.nest(key, for: holder, in: scope) { try make(scope) }
   }
 

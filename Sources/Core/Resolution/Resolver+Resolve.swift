@@ -202,9 +202,7 @@ extension Resolver {
   /// when somebody reads it.
   @usableFromInline
   borrowing func missing(_ key: ServiceKey) -> ResolutionError {
-    ResolutionError(
-      code: .notRegistered, key: key, registeredAt: nil,
-      hintSource: .candidates(key: key, registries: currentScope.registryChain()))
+    ResolutionError(.notRegistered(key, visible: currentScope.registryChain()))
   }
 
   @usableFromInline

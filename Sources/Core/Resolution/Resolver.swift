@@ -81,7 +81,7 @@ extension Scope {
       return try withFreshResolver(depth: depth, captor: nil, version: version, body)
     }
     if ThreadContext.isStackNearlyExhausted {
-      throw Scope.tooDeep(creating: captor, depth: depth)
+      throw tooDeep(creating: captor, depth: depth)
     }
     let outerOwner = ThreadContext.ambientOwner
     let outerHolder = ThreadContext.ambientHolder
@@ -132,10 +132,12 @@ extension Scope {
 }
 
 extension Scope {
-  /// The error for a shared instance whose factory would start too deep in the stack.
+  /// The error for a shared instance whose factory would start too deep in the stack: about
+  /// `captor`, or, without one, about this scope.
   @usableFromInline
-  static func tooDeep(creating captor: AnyRegistration?, depth: Int) -> ResolutionError {
-    ResolutionError.tooDeep(at: captor?.key ?? ServiceKey(Scope.self, name: nil), depth: depth)
+  final func tooDeep(creating captor: AnyRegistration?, depth: Int) -> ResolutionError {
+    guard let captor else { return ResolutionError(.tooDeepInScope(scope: chainDescription, depth: depth)) }
+    return ResolutionError.tooDeep(at: captor.key, depth: depth)
   }
 }
 

@@ -155,9 +155,5 @@ public func withScope<Result>(
 }
 
 private func noCurrentScope(_ tag: ScopeTag) -> ResolutionError {
-  ResolutionError(
-    code: .noMatchingScope, key: ServiceKey(Scope.self, name: nil), registeredAt: nil,
-    hintSource: .text(
-      "no scope is current, so a \(tag) scope has no parent; call `container.withScope(\(tag))` "
-        + "or run inside another withScope"))
+  ResolutionError(.noCurrentScope(tag: tag))
 }

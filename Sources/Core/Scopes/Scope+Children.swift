@@ -26,9 +26,7 @@ extension Scope {
 
   /// The error for making a child of this closed scope.
   private func closedError(making tag: ScopeTag) -> ResolutionError {
-    ResolutionError(
-      code: .scopeClosed, key: ServiceKey(Scope.self, name: nil), registeredAt: nil,
-      hintSource: .text("\(chainDescription) is closed; it cannot make a \(tag) scope"))
+    ResolutionError(.childOfClosedScope(scope: chainDescription, tag: tag))
   }
 
   /// Creates a child scope with registrations of its own: additions and overrides that it and its

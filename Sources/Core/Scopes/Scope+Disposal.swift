@@ -144,10 +144,9 @@ extension Scope {
 
   private func throwIfFailed(_ errors: [any Error]) throws {
     guard let first = errors.first else { return }
-    let key = (first as? DisposalError)?.key ?? ServiceKey(Scope.self, name: nil)
     throw ResolutionError(
-      code: .disposalFailed, key: key, registeredAt: nil, disposalErrors: errors,
-      hintSource: .text("every other disposer of \(chainDescription) still ran"))
+      .disposalFailed(scope: chainDescription, firstKey: (first as? DisposalError)?.key),
+      disposalErrors: errors)
   }
 
   static func collect(_ body: () throws -> Void) -> [any Error] {

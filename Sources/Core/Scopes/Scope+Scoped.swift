@@ -296,9 +296,8 @@ extension Scope {
   @usableFromInline
   final func closedWhileCreating(_ key: ServiceKey, disposal: Disposal?) -> ResolutionError {
     ResolutionError(
-      code: .scopeClosed, key: key, registeredAt: nil,
-      disposalErrors: disposal.map { Scope.disposeNow($0) } ?? [],
-      hintSource: .text("\(chainDescription) closed while `\(key)` was being created; it was disposed"))
+      .closedWhileCreating(key, scope: chainDescription),
+      disposalErrors: disposal.map { Scope.disposeNow($0) } ?? [])
   }
 
   /// The scope that owns instances of a `scoped` registration, seen from `start`: `start` itself
@@ -348,16 +347,9 @@ extension Scope {
   static func captive(_ registration: AnyRegistration, heldBy holder: Unmanaged<AnyRegistration>)
     -> ResolutionError
   {
-    let holder = holder.takeUnretainedValue()
-    return ResolutionError(
-      code: .captiveDependency, key: registration.key, registeredAt: holder.location,
-      hintSource: .text(
-        "`\(holder.key)` (\(holder.lifetime), registered at \(holder.location)) depends on "
-          + "`\(registration.key)` (scoped, registered at \(registration.location)); a scoped "
-          + "instance belongs to the scope a resolve starts in, and a \(holder.lifetime) is resolved "
-          + "in the scope that registered it, so it would keep that scope's instance for good. "
-          + "Give `\(registration.key.service.name)` a tag (`.scoped(.request)`), or make "
-          + "`\(holder.key.service.name)` scoped as well"))
+    ResolutionError(
+      .captiveDependency(
+        captive: registration.descriptor, captor: holder.takeUnretainedValue().descriptor, tag: nil))
   }
 
   /// The error for a `scoped(tag)` registration resolved where no enclosing scope has the tag.
@@ -366,22 +358,12 @@ extension Scope {
     from start: Unmanaged<Scope>, for registration: AnyRegistration, captor: Unmanaged<AnyRegistration>?
   ) -> ResolutionError {
     let tag = registration.lifetime.scopeTag ?? .root
-    let chainDescription = start.takeUnretainedValue().chainDescription
     if let captor = captor?.takeUnretainedValue() {
       return ResolutionError(
-        code: .captiveDependency, key: registration.key, registeredAt: captor.location,
-        hintSource: .text(
-          "`\(captor.key)` (\(captor.lifetime), registered at \(captor.location)) depends on "
-            + "`\(registration.key)` (\(registration.lifetime), registered at "
-            + "\(registration.location)); it would outlive every \(tag) scope and keep one of "
-            + "their instances. Make `\(captor.key.service.name)` \(registration.lifetime) as well, "
-            + "or pass the \(tag) value to it as an argument"))
+        .captiveDependency(captive: registration.descriptor, captor: captor.descriptor, tag: tag))
     }
-    return ResolutionError(
-      code: .noMatchingScope, key: registration.key, registeredAt: registration.location,
-      hintSource: .text(
-        "no `\(tag)` scope above \(chainDescription); resolve it from inside a \(tag) scope "
-          + "(`container.makeScope(\(tag))`)"))
+    let scope = start.takeUnretainedValue().chainDescription
+    return ResolutionError(.noScopeWithTag(registration.descriptor, tag: tag, scope: scope))
   }
 }
 

@@ -400,11 +400,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
 
   /// The error for resolving `key` from this closed scope.
   func closedError(_ key: ServiceKey) -> ResolutionError {
-    ResolutionError(
-      code: .scopeClosed, key: key, registeredAt: nil,
-      hintSource: .text(
-        "\(chainDescription) is closed; resolve from an open scope, and close a scope only after "
-          + "its last use"))
+    ResolutionError(.resolvedFromClosedScope(key, scope: chainDescription))
   }
 }
 

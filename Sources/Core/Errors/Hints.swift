@@ -1,38 +1,47 @@
-/// Works out the hint of a `notRegistered` error: the near misses among the registrations a
-/// resolve could see. Runs only when somebody reads the hint.
+/// Finds the near misses of a `notRegistered` key among the registrations a resolve could see:
+/// what its hint suggests, as data (`ErrorMessages` words it). Runs only when somebody reads the
+/// hint.
 enum Hints {
-  static func forMissing(_ key: ServiceKey, in registries: [Registry]) -> String {
+  /// The closest registration to a missing key, best first.
+  enum NearMiss {
+    /// The service is registered with other runtime arguments (`registered`).
+    case otherArguments(registered: ServiceKey)
+    /// The key has no name, and the service is registered under `name`.
+    case named(AnyServiceName)
+    /// The key's name is `wanted`, and the service is registered under `name`.
+    case otherName(AnyServiceName, wanted: AnyServiceName)
+    /// The key has a name, and the service is registered without one.
+    case unnamed
+    /// A service whose name extends the wanted one (`DatabaseImpl` for `Database`) is registered.
+    case extendedType(String)
+    /// A service whose name is a near miss of the wanted one is registered.
+    case similarType(String)
+    /// Nothing comes close.
+    case none
+  }
+
+  static func nearMiss(for key: ServiceKey, in registries: [Registry]) -> NearMiss {
     let registered = registries.flatMap(\.registrations).map(\.key)
     let sameService = registered.filter { $0.service == key.service }
 
     if let other = sameService.first(where: { $0.name == key.name && $0.arguments != key.arguments })
       ?? sameService.first(where: { $0.arguments != key.arguments })
     {
-      return "`\(key.service.name)` is registered with arguments \(other.arguments.tupleName), "
-        + "resolved with \(key.arguments.tupleName)"
+      return .otherArguments(registered: other)
     }
     if let other = sameService.first(where: { $0.name != nil && $0.arguments == key.arguments }),
       let name = other.name
     {
-      guard let wantedName = key.name else {
-        return "a registration named `\(name)` exists; resolve it with `name: \(name)`"
-      }
-      return "`\(key.service.name)` is registered under the name `\(name)`, not `\(wantedName)`"
+      guard let wantedName = key.name else { return .named(name) }
+      return .otherName(name, wanted: wantedName)
     }
-    if key.name != nil, sameService.contains(where: { $0.name == nil }) {
-      return "an unnamed registration of `\(key.service.name)` exists; resolve it without a name"
-    }
+    if key.name != nil, sameService.contains(where: { $0.name == nil }) { return .unnamed }
     let wanted = key.service.name
     let names = Set(registered.map(\.service.name))
     if let similar = names.sorted().first(where: { $0 != wanted && isNearMiss(wanted, $0) }) {
-      if similar.hasPrefix(wanted) {
-        return "`\(similar)` is registered; did you mean to register it as `\(wanted)` "
-          + "(`.forwarding(to: \(wanted).self)`) or to resolve `\(similar)`?"
-      }
-      return "did you mean `\(similar)`? It is registered; `\(wanted)` is not"
+      return similar.hasPrefix(wanted) ? .extendedType(similar) : .similarType(similar)
     }
-    return "register it, e.g. `registry.register(\(wanted).self) { resolver in … }`, or check that "
-      + "the module providing it is loaded in this scope or one above it"
+    return .none
   }
 
   /// One name extends the other (`UserRepository`, `UserRepositoryImpl`), or they differ by at

@@ -15,6 +15,9 @@
 /// }
 /// ```
 ///
+/// The error holds data: its ``code``, its ``subject`` (a service or, for a scope's own lifecycle,
+/// a scope), the keys, lifetimes and registration sites involved. Its text (``message``, ``hint``,
+/// ``description``) is rendered from that data when read, in one place: `ErrorMessages.swift`.
 /// Creating the error is cheap: the hint, which may search the registrations, is worked out only
 /// when ``hint`` or ``description`` is read.
 public struct ResolutionError: Error, CustomStringConvertible {
@@ -64,16 +67,64 @@ public struct ResolutionError: Error, CustomStringConvertible {
     }
     return .cycle
   }
-  let rawCode: Code
+  var rawCode: Code { reason.code }
+
+  /// What the failure is about: a service, or a scope.
+  ///
+  /// Most failures are about a service: the missing one, the one whose factory threw, the one that
+  /// closed a cycle (``key``). A few are about a scope's own lifecycle, where no service is
+  /// involved: making a child of a closed scope, disposers failing while a scope closes, a free
+  /// ``withScope(_:name:_:)`` with no current scope to make a child of.
+  ///
+  /// ```swift
+  /// do {
+  ///   try request.close()
+  /// } catch let error as ResolutionError where error.code == .disposalFailed {
+  ///   if case .scope(let scope) = error.subject { log.warning("cleanup of \(scope) failed") }
+  ///   // cleanup of root → request("r1") failed
+  /// }
+  /// ```
+  public enum Subject: Hashable, Sendable, CustomStringConvertible {
+    /// A service, by its key (the same as ``ResolutionError/key``).
+    case service(ServiceKey)
+    /// A scope, by its chain from the root as it was when the error was made:
+    /// `root → session("s1")`.
+    case scope(String)
+    /// The ambient ``Scope/current`` scope: the call needed one, and none was current.
+    case currentScope
+
+    /// The key's description, the scope's chain, or `Scope.current`.
+    public var description: String {
+      switch self {
+      case .service(let key): key.description
+      case .scope(let chain): chain
+      case .currentScope: "Scope.current"
+      }
+    }
+  }
+
+  /// What the failure is about: a service (``key``), or, for a scope's own lifecycle failures, a
+  /// scope.
+  public var subject: Subject {
+    guard case .service = reason.subject else { return reason.subject }
+    return .service(key)
+  }
+
   /// The key the failure is about: the missing service, the failing factory's service, the
   /// service that closed a cycle.
+  ///
+  /// A failure about a scope rather than a service (see ``subject``) has no key of its own; for
+  /// compatibility this is then `ServiceKey(Scope.self)`, or for
+  /// ``Code/disposalFailed`` the service of the first disposer that failed.
   public var key: ServiceKey {
-    guard code == .cycle, let last = trimmedPath.last else { return rawKey }
+    guard code == .cycle, let last = trimmedPath.last else { return reason.key }
     return last
   }
-  let rawKey: ServiceKey
+
   /// The chain of services being resolved, outermost first, ending with ``key``:
-  /// `App → UserService → Database`. For a cycle, it ends where the cycle closes.
+  /// `App → UserService → Database`. For a cycle, it ends where the cycle closes. For a failure
+  /// about a scope (see ``subject``), the services being resolved when it happened, none at top
+  /// level.
   public var path: [ServiceKey] { trimmedPath }
   /// Where the registration involved was made: the failing registration for a factory error or a
   /// cycle; for a missing service, the registration that asked for it (`nil` at top level).
@@ -83,40 +134,42 @@ public struct ResolutionError: Error, CustomStringConvertible {
   /// For ``Code/disposalFailed``: every disposer error, in the order they happened.
   public internal(set) var disposalErrors: [any Error]
 
-  var rawPath: [ServiceKey]
-  let hintSource: HintSource?
+  /// The registrations at fault, each with its key, lifetime and site, outermost first: the
+  /// failing registration for ``Code/factoryFailed``, ``Code/activationFailed`` and an
+  /// ``Code/invalidRegistration`` of its lifetime; the forwarded one for ``Code/typeMismatch``;
+  /// the scoped one for ``Code/noMatchingScope``; the longer-lived captor, then the captive, for
+  /// ``Code/captiveDependency``. Empty when no registration is at fault (a missing service, a
+  /// cycle, a closed scope).
+  ///
+  /// ```swift
+  /// if error.code == .captiveDependency, let captor = error.registrations.first {
+  ///   print("make \(captor.key) shorter-lived than \(captor.lifetime) (\(captor.registeredAt))")
+  /// }
+  /// ```
+  public var registrations: [RegistrationDescriptor] { reason.registrations }
 
-  /// How the hint is produced, lazily.
-  enum HintSource: Sendable {
-    case text(String)
-    /// Near misses for `key` among the registrations of a scope chain.
-    case candidates(key: ServiceKey, registries: [Registry])
-  }
+  /// What failed, with its data; the text is rendered from it in `ErrorMessages.swift`.
+  let reason: Reason
+  var rawPath: [ServiceKey]
 
   /// - Parameter insideFactory: The error is thrown by Strata inside the factory of the
-  ///   registration for `key`, which adds `key` to the path itself as the error leaves it.
+  ///   registration for the reason's key, which adds that key to the path itself as the error
+  ///   leaves it.
   init(
-    code: Code, key: ServiceKey, registeredAt: SourceLocation?, underlying: (any Error)? = nil,
-    disposalErrors: [any Error] = [], hintSource: HintSource? = nil, insideFactory: Bool = false
+    _ reason: Reason, underlying: (any Error)? = nil, disposalErrors: [any Error] = [],
+    insideFactory: Bool = false
   ) {
-    self.rawCode = code
-    self.rawKey = key
-    self.rawPath = insideFactory ? [] : [key]
-    self.registeredAt = registeredAt
+    self.reason = reason
+    // A scope is not a service: it starts no path.
+    let inPath = !insideFactory && { if case .service = reason.subject { true } else { false } }()
+    self.rawPath = inPath ? [reason.key] : []
+    self.registeredAt = reason.site
     self.underlying = underlying
     self.disposalErrors = disposalErrors
-    self.hintSource = hintSource
   }
 
   /// How to fix it, when Strata can tell.
-  public var hint: String? {
-    if rawCode != code { return ResolutionError.cycleHint }
-    return switch hintSource {
-    case .text(let text): text
-    case .candidates(let key, let registries): Hints.forMissing(key, in: registries)
-    case nil: nil
-    }
-  }
+  public var hint: String? { ErrorMessages.hint(for: self) }
 
   /// For a ``Code/cycle``: the services that form the cycle, starting and ending with the same one.
   public var cycle: [ServiceKey]? {
@@ -127,41 +180,10 @@ public struct ResolutionError: Error, CustomStringConvertible {
   }
 
   /// One sentence on what went wrong.
-  public var message: String {
-    switch code {
-    case .notRegistered: "nothing is registered for `\(key)`"
-    case .cycle:
-      if let cycle {
-        "circular dependency: \(cycle.map(\.shortDescription).joined(separator: " → "))"
-      } else {
-        "circular dependency while resolving `\(key)`"
-      }
-    case .factoryFailed: "the factory of `\(key)` threw: \(underlying.map { "\($0)" } ?? "an error")"
-    case .activationFailed:
-      "the activation hook of `\(key)` threw: \(underlying.map { "\($0)" } ?? "an error")"
-    case .typeMismatch: "a forwarded instance could not be converted to `\(key.service.name)`"
-    case .invalidRegistration: "the registration of `\(key)` is invalid"
-    case .scopeClosed: "the scope was closed; `\(key)` cannot be resolved from it"
-    case .noMatchingScope: "`\(key)` needs an enclosing scope that is not there"
-    case .captiveDependency: "a longer-lived service would capture the shorter-lived `\(key)`"
-    case .disposalFailed: "\(disposalErrors.count) disposer(s) failed while the scope closed"
-    default: "\(code) for `\(key)`"
-    }
-  }
+  public var message: String { ErrorMessages.message(for: self) }
 
   /// The full report: code, message, path, registration site and hint, one per line.
-  public var description: String {
-    var lines = ["\(code): \(message)"]
-    let path = self.path
-    if path.count > 1 { lines.append("  path: " + path.map(\.shortDescription).joined(separator: " → ")) }
-    if let registeredAt {
-      let role = code == .notRegistered ? "requested by the registration at" : "registered at"
-      lines.append("  \(role) \(registeredAt)")
-    }
-    if let hint { lines.append("  hint: \(hint)") }
-    for error in disposalErrors { lines.append("  disposer error: \(error)") }
-    return lines.joined(separator: "\n")
-  }
+  public var description: String { ErrorMessages.description(of: self) }
 
   /// The path with a cycle shown once: `App → A → B → A`, however deep the recursion went.
   private var trimmedPath: [ServiceKey] {
@@ -183,37 +205,18 @@ extension ResolutionError {
   /// Recursion stopped at `key`, `depth` levels deep, before it could overflow the stack.
   @usableFromInline
   static func tooDeep(at key: ServiceKey, depth: Int) -> ResolutionError {
-    ResolutionError(
-      code: .depthLimitExceeded, key: key, registeredAt: nil,
-      hintSource: .text(
-        "resolves nested \(depth) levels deep here without repeating a service, and the thread's "
-          + "stack (or Strata's limit of \(Resolver.maximumDepth)) has no room for more; shorten the "
-          + "chain, defer part of it with Lazy or Provider, or resolve on a thread with a larger stack"))
+    ResolutionError(.tooDeep(key, depth: depth))
   }
 
   /// A cycle detected at `key`.
   static func cycle(at key: ServiceKey, acrossThreads: Bool = false) -> ResolutionError {
-    ResolutionError(
-      code: .cycle, key: key, registeredAt: nil,
-      hintSource: .text(
-        acrossThreads
-          ? "`\(key)` is being created by another thread that is waiting for a service this thread "
-            + "is creating; break the cycle with Lazy, Provider or an onActivated hook"
-          : cycleHint))
+    ResolutionError(.cycle(key, acrossThreads: acrossThreads))
   }
 
-  static var cycleHint: String {
-    "break the cycle: inject one side as Lazy or Provider, or set it in an onActivated hook of a "
-      + "graph, singleton or scoped registration"
-  }
-
-  /// A ``Lazy`` or ``Provider`` (`holder`) used after the scope it resolves from was freed.
-  static func scopeGone(_ key: ServiceKey, holder: String) -> ResolutionError {
-    ResolutionError(
-      code: .scopeClosed, key: key, registeredAt: nil,
-      hintSource: .text(
-        "the scope this \(holder)<\(key.service.name)> resolves from has been freed; a \(holder) "
-          + "does not keep its scope alive, so use it only while that scope is in use"))
+  /// A ``Lazy``, ``Provider`` or ``Injected`` (`holder`) used after the scope it resolves from was
+  /// freed.
+  static func scopeGone(_ key: ServiceKey, holder: Holder) -> ResolutionError {
+    ResolutionError(.scopeFreed(key, holder: holder))
   }
 
   /// `error` thrown inside `registration`'s factory or hook, with `registration` added to its path.
@@ -222,13 +225,9 @@ extension ResolutionError {
     _ error: any Error, through registration: AnyRegistration, activating: Bool = false
   ) -> ResolutionError {
     guard var resolution = error as? ResolutionError else {
+      let descriptor = registration.descriptor
       return ResolutionError(
-        code: activating ? .activationFailed : .factoryFailed, key: registration.key,
-        registeredAt: registration.location, underlying: error,
-        hintSource: .text(
-          activating
-            ? "the instance was discarded; fix the hook or the service it resolves"
-            : "the error comes from your factory; `underlying` holds it"))
+        activating ? .activationFailed(descriptor) : .factoryFailed(descriptor), underlying: error)
     }
     if resolution.registeredAt == nil { resolution.registeredAt = registration.location }
     resolution.rawPath.insert(registration.key, at: 0)
