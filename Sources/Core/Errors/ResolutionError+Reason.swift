@@ -5,7 +5,7 @@ extension ResolutionError {
   ///
   /// A scope is carried as its chain description (`root → session("s1")`), taken when the error is
   /// made: the error must not keep the scope alive.
-  enum Reason: Sendable {
+  indirect enum Reason: Sendable {
     // MARK: notRegistered
 
     /// Nothing registers `key` in the scope chain whose registries are `visible` (searched for

@@ -46,8 +46,9 @@ final class Registry: @unchecked Sendable {
   @usableFromInline let older: Registry?
   /// The tree's registry version this snapshot was published at (see `Scope.publish`): a resolve
   /// that began at version `v` reads, in every scope, the newest snapshot whose version is at
-  /// most `v`. Written once, under the publish lock, before the snapshot is published.
-  @usableFromInline var version: UInt = 0
+  /// most `v`. A level merged into a newer snapshot keeps its own version; only the newest
+  /// level's counts.
+  @usableFromInline let version: UInt
   /// This level's run of registrations, in registration order; owns what the slots refer to.
   let ownRegistrations: [AnyRegistration]
   private let nameTables: [NameTable]
@@ -57,7 +58,7 @@ final class Registry: @unchecked Sendable {
   ///
   /// An addition whose key is already present becomes the latest for that key and links the one
   /// it replaces (its `previous`); this is the only time that link is written, before publication.
-  convenience init(previous: Registry?, adding additions: [AnyRegistration]) {
+  convenience init(previous: Registry?, adding additions: [AnyRegistration], version: UInt) {
     var latest: [ServiceKey: AnyRegistration] = [:]
     for registration in additions {
       if let replaced = latest[registration.key] ?? previous?.latest(for: registration.key) {
@@ -71,12 +72,13 @@ final class Registry: @unchecked Sendable {
       run = level.ownRegistrations + run
       older = level.older
     }
-    self.init(level: run, older: older)
+    self.init(level: run, older: older, version: version)
   }
 
   /// A level over `run`, in front of `older`.
-  private init(level run: [AnyRegistration], older: Registry?) {
+  private init(level run: [AnyRegistration], older: Registry?, version: UInt) {
     self.older = older
+    self.version = version
     ownRegistrations = run
 
     var latest: [ServiceKey: AnyRegistration] = [:]

@@ -181,7 +181,10 @@ extension Resolver {
   /// The shared registration a ``Lazy`` or ``Provider`` made now is made for: the instance this
   /// resolve builds, or the one whose factory made this scope current.
   var deferredHolder: AnyRegistration? {
-    (captor ?? ThreadContext.ambientHolder(resolvingIn: scope))?.takeUnretainedValue()
+    guard let holder = (captor ?? ThreadContext.ambientHolder(resolvingIn: scope))?.takeUnretainedValue(),
+      LifetimeRules.constrainsLookups(by: holder.kind)
+    else { return nil }
+    return holder
   }
 }
 

@@ -42,6 +42,14 @@ package enum LifetimeRules {
     capture(of: dependency.kind, tagged: dependency.scopeTag, by: holder.kind)
   }
 
+  /// Whether the rules can forbid a `holder` something that a plain lookup from the holder's own
+  /// scope allows: an untagged scoped dependency. Only then does a `Lazy`, `Provider` or
+  /// `@Injected` made for the holder need to remember it; for the others (a scoped holder), the
+  /// lookup from its scope already gives the table's answer.
+  static func constrainsLookups(by holder: Lifetime.Kind) -> Bool {
+    capture(of: .scoped, tagged: nil, by: holder) == .captive
+  }
+
   /// The rule, by lifetime kinds: the table itself. Inlined on the resolve path, where the
   /// dependency is known to be `scoped`, so that only the switch on the holder remains.
   @inlinable @inline(__always)

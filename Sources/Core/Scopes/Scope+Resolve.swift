@@ -195,7 +195,12 @@ extension Scope {
   /// The shared registration whose factory runs for this scope on this thread, if any: what a
   /// ``Lazy``, ``Provider`` or ``Injected`` made now is made for.
   final var ambientHolder: AnyRegistration? {
-    ThreadContext.ambientHolder(resolvingIn: Unmanaged.passUnretained(self))?.takeUnretainedValue()
+    guard
+      let holder = ThreadContext.ambientHolder(resolvingIn: Unmanaged.passUnretained(self))?
+        .takeUnretainedValue(),
+      LifetimeRules.constrainsLookups(by: holder.kind)
+    else { return nil }
+    return holder
   }
 
   /// Throws `scopeClosed` once the scope or an ancestor is closing (plain loads up the chain).

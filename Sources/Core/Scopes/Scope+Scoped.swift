@@ -8,19 +8,6 @@ import Synchronization
   import Darwin
 #endif
 
-/// The states of an inline scoped slot, in the low bits of its tag (a registration's `identity`
-/// leaves them clear).
-@usableFromInline
-enum InlineSlot {
-  /// A thread is running the factory.
-  @usableFromInline static var creating: UInt { 1 }
-  /// The instance is published.
-  @usableFromInline static var ready: UInt { 2 }
-  /// Reserved for the registration, but nobody is creating it (a factory threw).
-  @usableFromInline static var vacant: UInt { 3 }
-  @usableFromInline static var stateMask: UInt { 3 }
-}
-
 /// One overflow `scoped` instance of a scope (past the inline slots), or one being created.
 ///
 /// `@unchecked Sendable`: read and written only under the owning scope's `state` mutex.
@@ -31,14 +18,6 @@ struct ScopedSlot: @unchecked Sendable {
   var creator: UInt
   /// The instance (see `Registration.box`); `nil` while being created.
   var instance: AnyObject?
-}
-
-/// A value boxed in an object: a scoped instance of a non-class type (so that every slot holds an
-/// object), or an entry of a resolve's graph cache.
-@usableFromInline
-final class ValueBox<Value> {
-  @usableFromInline let value: Value
-  @inlinable init(_ value: Value) { self.value = value }
 }
 
 /// What a scope says about a scoped slot when asked for it.
@@ -66,15 +45,9 @@ extension Scope {
     _ registration: AnyRegistration, _ unbox: (AnyObject) -> Service
   ) -> Service? {
     let ready = registration.identity | InlineSlot.ready
-    for index in 0..<Scope.inlineSlotCount {
-      let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
-      if tag == ready {
-        return readingCache {
-          let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
-          guard let instance = UnsafeRawPointer(bitPattern: bits) else { return nil }
-          return Unmanaged<AnyObject>.fromOpaque(instance)._withUnsafeGuaranteedRef(unbox)
-        }
-      }
+    for index in 0..<InlineSlots.count {
+      let tag = inlineSlots.tag(index)
+      if tag == ready { return readingCache { inlineSlots.withInstance(index, unbox) } }
       if tag == 0 { return nil }
     }
     return nil
@@ -87,28 +60,12 @@ extension Scope {
   final func reserveFreeInlineSlot(_ registration: AnyRegistration, thread: UInt) -> Int? {
     guard !Scope.isClosed(Unmanaged.passUnretained(self)) else { return nil }
     let id = registration.identity
-    for index in 0..<Scope.inlineSlotCount {
-      let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
-      if tag == 0 { return claimInlineSlot(index, from: 0, for: id, thread: thread).claimed ? index : nil }
+    for index in 0..<InlineSlots.count {
+      let tag = inlineSlots.tag(index)
+      if tag == 0 { return inlineSlots.claim(index, from: 0, for: id, thread: thread).claimed ? index : nil }
       if tag & ~InlineSlot.stateMask == id { return nil }
     }
     return nil
-  }
-
-  /// Moves inline slot `index` from tag `expected` to "being created by `thread`" for the
-  /// registration `id`.
-  ///
-  /// - Returns: Whether this thread got it, and the tag found if not.
-  @inlinable @inline(__always)
-  final func claimInlineSlot(
-    _ index: Int, from expected: UInt, for id: UInt, thread: UInt
-  ) -> (claimed: Bool, found: UInt) {
-    let (exchanged, original) = inlineTag(index) {
-      $0.compareExchange(
-        expected: expected, desired: id | InlineSlot.creating, ordering: .acquiringAndReleasing)
-    }
-    if exchanged { inlineCreator(index) { $0.store(thread, ordering: .releasing) } }
-    return (exchanged, original)
   }
 
   /// Finds the slot of `registration`, or reserves one for the calling thread.
@@ -118,38 +75,32 @@ extension Scope {
   final func scopedSlot(for registration: AnyRegistration, thread: UInt) throws -> ScopedSlotState {
     guard !isClosed else { throw closedError(registration.key) }
     let id = registration.identity
-    for index in 0..<Scope.inlineSlotCount {
-      var tag = inlineTag(index) { $0.load(ordering: .acquiring) }
+    for index in 0..<InlineSlots.count {
+      var tag = inlineSlots.tag(index)
       while true {
         if tag == 0 || tag == id | InlineSlot.vacant {
-          let claim = claimInlineSlot(index, from: tag, for: id, thread: thread)
+          let claim = inlineSlots.claim(index, from: tag, for: id, thread: thread)
           if claim.claimed { return .create(slot: index) }
           tag = claim.found
           continue
         }
         guard tag & ~InlineSlot.stateMask == id else { break }  // another registration's slot
         if tag & InlineSlot.stateMask == InlineSlot.ready {
-          let ready = readingCache { () -> AnyObject? in
-            let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
-            return UnsafeRawPointer(bitPattern: bits).map {
-              Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue()
-            }
-          }
+          let ready = readingCache { inlineSlots.withInstance(index) { $0 } }
           guard let ready else { throw closedError(registration.key) }
           return .ready(ready)
         }
-        let holder = inlineCreator(index) { $0.load(ordering: .acquiring) }
+        let holder = inlineSlots.creator(index)
         if holder == thread {
           // Re-entered by its own creator: from the activation hook, the instance is there.
-          let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
-          guard let instance = UnsafeRawPointer(bitPattern: bits) else {
+          guard let instance = inlineSlots.withInstance(index, { $0 }) else {
             throw ResolutionError.cycle(at: registration.key)
           }
-          return .ready(Unmanaged<AnyObject>.fromOpaque(instance).takeUnretainedValue())
+          return .ready(instance)
         }
         if holder == 0 {  // between reserving and naming itself, or finishing: look again
           sched_yield()
-          tag = inlineTag(index) { $0.load(ordering: .acquiring) }
+          tag = inlineSlots.tag(index)
           continue
         }
         return .wait(holder: holder)
@@ -188,11 +139,9 @@ extension Scope {
 
   /// The thread creating the instance of the registration numbered `identity`; 0 if none is.
   func creator(of identity: UInt) -> UInt {
-    for index in 0..<Scope.inlineSlotCount {
-      let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
-      if tag == identity | InlineSlot.creating {
-        return inlineCreator(index) { $0.load(ordering: .acquiring) }
-      }
+    for index in 0..<InlineSlots.count {
+      let tag = inlineSlots.tag(index)
+      if tag == identity | InlineSlot.creating { return inlineSlots.creator(index) }
       if tag == 0 { return 0 }
     }
     return withStateIfMade { state in
@@ -217,10 +166,7 @@ extension Scope {
   @inlinable @inline(__always)
   final func publishScoped(_ registration: AnyRegistration, slot: Int) {
     guard slot >= 0 else { return publishOverflow(registration) }
-    inlineCreator(slot) { $0.store(0, ordering: .releasing) }
-    inlineTag(slot) {
-      $0.store(registration.identity | InlineSlot.ready, ordering: .releasing)
-    }
+    inlineSlots.publish(slot, for: registration.identity)
   }
 
   @usableFromInline
@@ -232,18 +178,17 @@ extension Scope {
   /// Stores a new instance in its reserved slot, visible only to the creating thread until
   /// ``publishScoped(_:slot:)`` publishes it.
   ///
-  /// - Parameter instance: The instance, retained once for the slot (see `Registration.box`).
+  /// - Parameter instance: The instance as an object (see ``ObjectBox``).
   @inlinable @inline(__always)
-  final func provisionScoped(_ registration: AnyRegistration, slot: Int, instance: Unmanaged<AnyObject>) {
+  final func provisionScoped(_ registration: AnyRegistration, slot: Int, instance: AnyObject) {
     guard slot >= 0 else { return provisionOverflow(registration, instance: instance) }
-    inlineInstance(slot) { $0.store(UInt(bitPattern: instance.toOpaque()), ordering: .releasing) }
+    inlineSlots.provision(slot, instance)
   }
 
   @usableFromInline
-  final func provisionOverflow(_ registration: AnyRegistration, instance: Unmanaged<AnyObject>) {
+  final func provisionOverflow(_ registration: AnyRegistration, instance: AnyObject) {
     let id = registration.identity
-    let object = instance.takeRetainedValue()
-    _ = withState { state in state.scoped.update(id) { slot in slot.instance = object } }
+    _ = withState { state in state.scoped.update(id) { slot in slot.instance = instance } }
   }
 
   /// Gives up a reserved slot after its factory threw.
@@ -259,12 +204,7 @@ extension Scope {
       _ = consume dropped  // freed here, after the lock: an instance's `deinit` may use this scope
       return
     }
-    let bits = inlineInstance(slot) { $0.exchange(0, ordering: .acquiringAndReleasing) }
-    inlineCreator(slot) { $0.store(0, ordering: .releasing) }
-    inlineTag(slot) { $0.store(id | InlineSlot.vacant, ordering: .releasing) }
-    if let instance = UnsafeRawPointer(bitPattern: bits) {
-      Unmanaged<AnyObject>.fromOpaque(instance).release()
-    }
+    inlineSlots.vacate(slot, for: id)
   }
 
   /// Takes a new shared instance into this scope's disposal stack.

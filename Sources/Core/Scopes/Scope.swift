@@ -71,23 +71,8 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// back when it is unlinked, so an unlinked scope has no links to release when it is freed.
   var nextSibling: Unmanaged<Scope>?
   var previousSibling: Unmanaged<Scope>?
-  /// The first scoped instances of this scope, reached without a lock: per slot a tag
-  /// (registration identity | `InlineSlot` state), the creating thread, and the instance's bits
-  /// (retained; released in `deinit`). A slot, once given to a registration, keeps it.
-  /// (Plain stored atomics, not an `InlineArray`: that one's noncopyable elements are handled by
-  /// unspecialised generic code, which made creating and freeing a scope three times slower.)
-  @usableFromInline let tag0 = Atomic<UInt>(0)
-  @usableFromInline let tag1 = Atomic<UInt>(0)
-  @usableFromInline let tag2 = Atomic<UInt>(0)
-  @usableFromInline let tag3 = Atomic<UInt>(0)
-  @usableFromInline let creator0 = Atomic<UInt>(0)
-  @usableFromInline let creator1 = Atomic<UInt>(0)
-  @usableFromInline let creator2 = Atomic<UInt>(0)
-  @usableFromInline let creator3 = Atomic<UInt>(0)
-  @usableFromInline let instance0 = Atomic<UInt>(0)
-  @usableFromInline let instance1 = Atomic<UInt>(0)
-  @usableFromInline let instance2 = Atomic<UInt>(0)
-  @usableFromInline let instance3 = Atomic<UInt>(0)
+  /// The first scoped instances of this scope, reached without a lock (see ``InlineSlots``).
+  @usableFromInline let inlineSlots = InlineSlots()
   /// How many threads are reading this scope's cached instances right now (see `readingCache`):
   /// a close waits for them to finish before it releases what the cache holds.
   @usableFromInline let cacheReaders = Atomic<UInt>(0)
@@ -120,55 +105,12 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
 
   deinit {
     defer { parentReference?.release() }
-    for index in 0..<Scope.inlineSlotCount {
-      let tag = inlineTag(index, { $0.load(ordering: .acquiring) })
-      if tag == 0 { break }  // slots are taken in order
-      guard tag & InlineSlot.stateMask == InlineSlot.ready else { continue }
-      let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
-      if let instance = UnsafeRawPointer(bitPattern: bits) {
-        Unmanaged<AnyObject>.fromOpaque(instance).release()
-      }
-    }
+    inlineSlots.releaseAll()
   }
-
-  @usableFromInline static var inlineSlotCount: Int { 4 }
 
   /// Whether this scope itself has begun closing (its ancestors are not consulted).
   @inlinable @inline(__always)
   final var isClosing: Bool { lifecycle.load(ordering: .acquiring) != ScopeLifecycle.open }
-
-  /// Runs `body` on the tag of inline slot `index` (0 ..< `inlineSlotCount`).
-  @inlinable @inline(__always)
-  final func inlineTag<Result>(_ index: Int, _ body: (borrowing Atomic<UInt>) -> Result) -> Result {
-    switch index {
-    case 0: body(tag0)
-    case 1: body(tag1)
-    case 2: body(tag2)
-    default: body(tag3)
-    }
-  }
-
-  /// Runs `body` on the creating thread of inline slot `index`.
-  @inlinable @inline(__always)
-  final func inlineCreator<Result>(_ index: Int, _ body: (borrowing Atomic<UInt>) -> Result) -> Result {
-    switch index {
-    case 0: body(creator0)
-    case 1: body(creator1)
-    case 2: body(creator2)
-    default: body(creator3)
-    }
-  }
-
-  /// Runs `body` on the instance bits of inline slot `index`.
-  @inlinable @inline(__always)
-  final func inlineInstance<Result>(_ index: Int, _ body: (borrowing Atomic<UInt>) -> Result) -> Result {
-    switch index {
-    case 0: body(instance0)
-    case 1: body(instance1)
-    case 2: body(instance2)
-    default: body(instance3)
-    }
-  }
 
   /// Whether this scope, or any scope above it, has started closing: a closed scope resolves
   /// nothing and makes no children.
@@ -365,8 +307,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
         let root = rootReference?.takeUnretainedValue() ?? self
         let version = root.registryGeneration.load(ordering: .relaxed) &+ 1
         let previous = registry.load(ordering: .acquiring)?.takeUnretainedValue()
-        let snapshot = Registry(previous: previous, adding: additions)
-        snapshot.version = version
+        let snapshot = Registry(previous: previous, adding: additions, version: version)
         state.snapshots.append(snapshot)
         registry.store(Unmanaged.passUnretained(snapshot), ordering: .releasing)
         root.registryGeneration.store(version, ordering: .releasing)

@@ -112,17 +112,13 @@ extension Scope {
     guard rootReference != nil else { return }
     if registry.load(ordering: .acquiring) != nil { releaseOwnSingletons() }
     while cacheReaders.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
-    for index in 0..<Scope.inlineSlotCount {
-      let tag = inlineTag(index) { $0.load(ordering: .acquiring) }
+    for index in 0..<InlineSlots.count {
+      let tag = inlineSlots.tag(index)
       if tag == 0 { return }  // slots are taken in order, overflow only past them
       guard tag & InlineSlot.stateMask == InlineSlot.ready else { continue }
-      // Readers are out and see `closing`; only `deinit` reads a ready slot's bits after this.
-      // No lock is held, so the instance's `deinit` may run here.
-      let bits = inlineInstance(index) { $0.load(ordering: .acquiring) }
-      inlineInstance(index) { $0.store(0, ordering: .releasing) }
-      if let instance = UnsafeRawPointer(bitPattern: bits) {
-        Unmanaged<AnyObject>.fromOpaque(instance).release()
-      }
+      // Readers are out and see `closing`; only `deinit` reads a ready slot after this. No lock
+      // is held, so the instance's `deinit` may run here.
+      _ = inlineSlots.takeInstance(index)
     }
     var overflow: [ScopedSlot] = []
     withStateIfMade { state in if let state { swap(&overflow, &state.scoped) } }

@@ -1,0 +1,77 @@
+import Synchronization
+
+// The `scoped` lifetime: one instance per owning scope, made once however many threads ask. The
+// generic half lives here and is specialised in the caller's module; the scope's bookkeeping (its
+// inline slots, overflow slots and waiting) is the non-generic half, in `Scope+Scoped.swift`.
+extension Registration {
+  /// Files a new scoped instance's disposal with its owner before it is published.
+  ///
+  /// - Throws: `scopeClosed` if the owner closed while the factory ran; the instance was disposed
+  ///   and the slot given up.
+  @inlinable @inline(never)
+  final func fileDisposal(of instance: Service, owner: Unmanaged<Scope>, slot: Int) throws {
+    guard let disposal = disposal(for: instance) else { return }
+    let filed = owner._withUnsafeGuaranteedRef { $0.fileScopedDisposal(self, slot: slot, disposal) }
+    guard filed else {
+      throw owner._withUnsafeGuaranteedRef { $0.closedWhileCreating(key, disposal: disposal) }
+    }
+  }
+
+  /// The instance of a `scoped` registration in the scope its lifetime names, made once per
+  /// owning scope. The factory runs without any lock; a second thread asking meanwhile waits for
+  /// it, after checking that waiting closes no cycle. Generic glue only: the bookkeeping is in
+  /// non-generic `Scope` methods.
+  @inlinable
+  final func scoped(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
+    // The owner is the resolving scope or one of its ancestors, all kept alive by the caller.
+    let owner = try Scope.owningScope(from: resolver.scope, for: self, captor: resolver.captor)
+    if let ready = owner._withUnsafeGuaranteedRef({ $0.readyInlineInstance(self, Registration.unboxed) }) {
+      return ready
+    }
+    let thread = currentThreadID()
+    // The common case, a first instance in a free inline slot, reserves it without a call.
+    if let slot = owner._withUnsafeGuaranteedRef({ $0.reserveFreeInlineSlot(self, thread: thread) }) {
+      return try createScoped(resolver, owner: owner, slot: slot, repeat each arguments)
+    }
+    while true {
+      switch try owner._withUnsafeGuaranteedRef({ try $0.scopedSlot(for: self, thread: thread) }) {
+      case .ready(let stored):
+        return Registration.unboxed(stored)
+      case .wait(let holder):
+        try owner._withUnsafeGuaranteedRef { try $0.waitForScoped(self, holder: holder, thread: thread) }
+      case .create(let slot):
+        return try createScoped(resolver, owner: owner, slot: slot, repeat each arguments)
+      }
+    }
+  }
+
+  /// Makes the instance for the slot the calling thread reserved in `owner`, files its disposal
+  /// and publishes it; on failure gives the slot up.
+  @inlinable @inline(__always)
+  final func createScoped(
+    _ resolver: borrowing Resolver, owner: Unmanaged<Scope>, slot: Int, _ arguments: repeat each Argument
+  ) throws -> Service {
+    let instance: Service
+    do {
+      instance = try owner._withUnsafeGuaranteedRef { owner in
+        try owner.withResolver(depth: resolver.depth, captor: self, version: resolver.version) { resolver in
+          let instance = try construct(resolver, repeat each arguments)
+          // Visible to this thread only, so that the activation hook can close a cycle.
+          owner.provisionScoped(self, slot: slot, instance: ObjectBox.box(instance))
+          if activation != nil { try activate(instance, resolver) }
+          return instance
+        }
+      }
+    } catch {
+      owner._withUnsafeGuaranteedRef { $0.releaseScoped(self, slot: slot) }
+      throw error
+    }
+    if mayNeedDisposal(instance) { try fileDisposal(of: instance, owner: owner, slot: slot) }
+    owner._withUnsafeGuaranteedRef { $0.publishScoped(self, slot: slot) }
+    return instance
+  }
+
+  /// A scoped instance of this registration from the object its slot holds (see ``ObjectBox``).
+  @inlinable @inline(__always)
+  static func unboxed(_ stored: AnyObject) -> Service { ObjectBox.unbox(stored, as: Service.self) }
+}

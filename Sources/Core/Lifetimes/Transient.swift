@@ -1,0 +1,45 @@
+import Synchronization
+
+// Making an instance: what a `transient` registration does on every resolve, and what every other
+// lifetime does once, inside its own bookkeeping (see the other files of this folder).
+extension Registration {
+  /// Runs the factory and the activation hook, adding this registration to any error's path.
+  @inlinable @inline(__always)
+  final func make(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
+    let instance = try construct(resolver, repeat each arguments)
+    if activation != nil { try activate(instance, resolver) }
+    return instance
+  }
+
+  @inlinable @inline(__always)
+  final func construct(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
+    // The first level of every top-level resolve (which may itself run inside a factory, through
+    // a captured scope), and every 8th level below it, checks the depth limit and that the stack
+    // has room left: a frame-address compare against a thread-local floor.
+    if resolver.depth & 7 == 1,
+      resolver.depth > Resolver.maximumDepth || ThreadContext.isStackNearlyExhausted
+    {
+      try stopTooDeep(resolver.depth)
+    }
+    do {
+      return try factory(resolver, repeat each arguments)
+    } catch {
+      throw ResolutionError.propagating(error, through: self)
+    }
+  }
+
+  /// Runs the activation hook. If it throws, nobody will receive `instance`, so it is disposed
+  /// here (its disposer's errors travel with the hook's error).
+  @usableFromInline
+  final func activate(_ instance: Service, _ resolver: borrowing Resolver) throws {
+    do {
+      try activation?(resolver, instance)
+    } catch {
+      var failure = ResolutionError.propagating(error, through: self, activating: true)
+      if let disposal = Disposal.of(instance, key: key) {
+        failure.disposalErrors += Scope.disposeNow(disposal)
+      }
+      throw failure
+    }
+  }
+}
