@@ -70,13 +70,9 @@ extension Scope {
     guard let parent else { return !isClosing }
     guard parent.ensureLinked() else { return false }
     return parent.withState { state in
-      parent.ownsSomething.store(true, ordering: .sequentiallyConsistent)
-      guard parent.lifecycle.load(ordering: .sequentiallyConsistent) == ScopeLifecycle.open else {
-        return false
-      }
+      guard parent.lifecycle.takeOwnership() else { return false }
       guard !isLinked else { return true }
-      wantsLink.store(true, ordering: .sequentiallyConsistent)
-      guard lifecycle.load(ordering: .sequentiallyConsistent) == ScopeLifecycle.open else { return false }
+      guard lifecycle.requestLink() else { return false }
       let linked = Unmanaged.passRetained(self)  // the list's retain
       if let first = state.firstChild {
         first._withUnsafeGuaranteedRef { $0.previousSibling = linked }

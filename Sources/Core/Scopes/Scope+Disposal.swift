@@ -30,26 +30,14 @@ extension Scope {
     *, noasync, message: "in async code use `try await close()`, which awaits AsyncDisposable instances"
   )
   public final func close() throws {
-    guard beginClosing() else { return waitUntilClosed() }
+    let start = lifecycle.beginClose()
+    if case .anotherCloseRuns = start { return waitUntilClosed() }
     defer {
       releaseCachedInstances()
-      lifecycle.store(ScopeLifecycle.closed, ordering: .releasing)
+      lifecycle.finishClose()
     }
     // A scope that never owned anything closes with two atomic writes and two loads.
-    if !ownsSomething.load(ordering: .sequentiallyConsistent)
-      && !wantsLink.load(ordering: .sequentiallyConsistent)
-    {
-      return
-    }
-    try finishClose()
-  }
-
-  /// Moves the scope from open to closing; `false` if another close began first.
-  @inline(__always)
-  private func beginClosing() -> Bool {
-    lifecycle.compareExchange(
-      expected: ScopeLifecycle.open, desired: ScopeLifecycle.closing, ordering: .sequentiallyConsistent
-    ).exchanged
+    if case .dispose = start { try finishClose() }
   }
 
   /// The rest of ``close()-5plpz`` once `closing` is set: disposes what the scope owns.
@@ -95,10 +83,10 @@ extension Scope {
 
   /// ``close()-70h7`` under a name the synchronous overload cannot take.
   func closeAwaitingDisposers() async throws {
-    guard beginClosing() else { return await waitUntilClosed() }
+    if case .anotherCloseRuns = lifecycle.beginClose() { return await waitUntilClosed() }
     defer {
       releaseCachedInstances()
-      lifecycle.store(ScopeLifecycle.closed, ordering: .releasing)
+      lifecycle.finishClose()
     }
     guard let disposals = takeOwned() else { return }
     let chain = ClosingChain(scope: self, next: Scope.closingChain)
@@ -120,9 +108,9 @@ extension Scope {
   /// Takes what the scope must close, once this thread has set `closing`; `nil` if there is
   /// nothing to close (then the scope is already detached from its parent).
   private func takeOwned() -> (children: [Scope], own: [Disposal])? {
-    guard ownsSomething.load(ordering: .sequentiallyConsistent) else {
+    guard lifecycle.everTookSomething else {
       // Nothing to dispose and no linked child was ever taken, and none can be now.
-      if wantsLink.load(ordering: .sequentiallyConsistent) { detachFromParent() }
+      if lifecycle.everAskedForLink { detachFromParent() }
       return nil
     }
     var overflow: [ScopedSlot] = []
@@ -136,7 +124,7 @@ extension Scope {
     }
     overflow.removeAll()
     guard let taken, !(taken.children.isEmpty && taken.own.isEmpty) else {
-      if wantsLink.load(ordering: .sequentiallyConsistent) { detachFromParent() }
+      if lifecycle.everAskedForLink { detachFromParent() }
       return nil
     }
     return taken

@@ -223,8 +223,7 @@ extension Scope {
   private func file(_ disposal: Disposal) -> Bool {
     ensureLinked()
       && withState { state in
-        ownsSomething.store(true, ordering: .sequentiallyConsistent)
-        guard lifecycle.load(ordering: .sequentiallyConsistent) == ScopeLifecycle.open, !isClosed else {
+        guard lifecycle.takeOwnership(), !isClosed else {
           return false
         }
         state.disposals.append(disposal)

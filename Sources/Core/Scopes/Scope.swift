@@ -48,17 +48,9 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// This scope's current registry snapshot; `nil` while it has no registrations of its own.
   @usableFromInline let registry = Atomic<Unmanaged<Registry>?>(nil)
   private let stateLock = SpinLock()
-  /// Where the scope is in its life: ``ScopeLifecycle/open``, then `closing` from the moment a
-  /// close begins, then `closed` once that close has disposed everything. Never goes back. A scope
-  /// is closed (resolves nothing) when it or any ancestor is past `open`.
-  @usableFromInline let lifecycle = Atomic<UInt8>(ScopeLifecycle.open)
-  /// Set (sequentially consistent) before linking; read by `close` after it sets `closing`, so that
-  /// of a link and a close racing, at least one sees the other.
-  let wantsLink = Atomic<Bool>(false)
-  /// Set (sequentially consistent, under `state`) before this scope first takes an instance to
-  /// dispose or a linked child; `close` reads it after setting `closing` and skips its lock when
-  /// nothing was ever taken.
-  let ownsSomething = Atomic<Bool>(false)
+  /// Where the scope is in its life (see ``ScopeLifecycle``). A scope is closed (resolves
+  /// nothing) when it or any ancestor has begun closing.
+  @usableFromInline let lifecycle = ScopeLifecycle()
   /// Whether this scope is in its parent's list; guarded by the parent's `state`.
   var isLinked = false
   /// Guarded by `stateLock`; reached through `withState`, which makes it on first use. Most
@@ -110,7 +102,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
 
   /// Whether this scope itself has begun closing (its ancestors are not consulted).
   @inlinable @inline(__always)
-  final var isClosing: Bool { lifecycle.load(ordering: .acquiring) != ScopeLifecycle.open }
+  final var isClosing: Bool { lifecycle.hasBegunClosing }
 
   /// Whether this scope, or any scope above it, has started closing: a closed scope resolves
   /// nothing and makes no children.

@@ -8,18 +8,99 @@ import Synchronization
   import Darwin
 #endif
 
-/// The states of ``Scope/lifecycle``: open → closing → closed, never back.
+/// A scope's life as a state machine: open → closing → closed, never back, with the two facts a
+/// close needs about the scope's past (did it ever take something to dispose, did it ever ask to
+/// be linked into its parent). Transitions are named and return what the caller must do; the
+/// storage (three atomics) is kept apart from the domain code that acts on it.
 ///
-/// | state | resolves | what a `close()` does |
-/// |---|---|---|
-/// | `open` | yes | moves it to `closing` and closes it |
-/// | `closing` | no (`scopeClosed`) | waits until it is `closed` (unless it is the closer itself) |
-/// | `closed` | no (`scopeClosed`) | returns |
+/// | state | resolves | makes children, takes instances | a `close()` |
+/// |---|---|---|---|
+/// | `open` | yes | yes | ``beginClose()``: `closing`, then disposes (or finishes at once) |
+/// | `closing` | no (`scopeClosed`) | no | waits until `closed` (unless it is the closer itself) |
+/// | `closed` | no (`scopeClosed`) | no | returns |
+///
+/// **Who waits for whom.** The first `close()` (the closer) runs the disposers and then calls
+/// ``finishClose()``. Every other close of the same scope (another thread, a parent closing its
+/// children, an `await`) waits for `closed`, except a disposer of the closer itself, which
+/// returns at once (`Scope.waitUntilClosed`). A resolve never waits: past `open` it throws.
+///
+/// **Ordering.** ``takeOwnership()`` and ``requestLink()`` record the fact before they read the
+/// state, and ``beginClose()`` sets `closing` before it reads the facts, all sequentially
+/// consistent: of a close and a scope taking something (or linking) at the same time, at least
+/// one sees the other, so nothing is taken that no close will dispose.
 @usableFromInline
-enum ScopeLifecycle {
-  @usableFromInline static var open: UInt8 { 0 }
-  @usableFromInline static var closing: UInt8 { 1 }
-  @usableFromInline static var closed: UInt8 { 2 }
+package struct ScopeLifecycle: ~Copyable, Sendable {
+  /// Where the scope is in its life.
+  @usableFromInline
+  package enum State: UInt8 {
+    case open, closing, closed
+  }
+
+  /// What a close must do, as ``beginClose()`` decides.
+  package enum CloseStart {
+    /// Another close began first: wait for it (see the type's discussion).
+    case anotherCloseRuns
+    /// This close began, and the scope never took anything nor asked to be linked: only
+    /// ``finishClose()`` is left.
+    case nothingToDispose
+    /// This close began: dispose what the scope owns, then ``finishClose()``.
+    case dispose
+  }
+
+  @usableFromInline let word = Atomic<UInt8>(State.open.rawValue)
+  private let tookSomething = Atomic<Bool>(false)
+  private let askedForLink = Atomic<Bool>(false)
+
+  package init() {}
+
+  /// The current state.
+  package var state: State { State(rawValue: word.load(ordering: .acquiring)) ?? .closed }
+
+  /// Whether a close has begun (the scope is `closing` or `closed`): the read path's check.
+  @inlinable @inline(__always)
+  package var hasBegunClosing: Bool { word.load(ordering: .acquiring) != State.open.rawValue }
+
+  /// Whether the close has run to its end.
+  package var isFullyClosed: Bool { word.load(ordering: .acquiring) == State.closed.rawValue }
+
+  /// Whether the scope is open, read in the total order of ``takeOwnership()``, ``requestLink()``
+  /// and ``beginClose()``.
+  @inlinable @inline(__always)
+  package var isOpenInOrder: Bool { word.load(ordering: .sequentiallyConsistent) == State.open.rawValue }
+
+  /// open → closing, for the first close only.
+  package func beginClose() -> CloseStart {
+    let began = word.compareExchange(
+      expected: State.open.rawValue, desired: State.closing.rawValue, ordering: .sequentiallyConsistent
+    ).exchanged
+    guard began else { return .anotherCloseRuns }
+    return everTookSomething || everAskedForLink ? .dispose : .nothingToDispose
+  }
+
+  /// closing → closed: everything the close depends on is disposed; waiting closes may return.
+  package func finishClose() {
+    word.store(State.closed.rawValue, ordering: .releasing)
+  }
+
+  /// Records that the scope is about to take something to dispose (an instance or a linked
+  /// child), then says whether it may: only while open. Called under the scope's state lock.
+  package func takeOwnership() -> Bool {
+    tookSomething.store(true, ordering: .sequentiallyConsistent)
+    return isOpenInOrder
+  }
+
+  /// Records that the scope asks to be linked into its parent, then says whether it may: only
+  /// while open.
+  package func requestLink() -> Bool {
+    askedForLink.store(true, ordering: .sequentiallyConsistent)
+    return isOpenInOrder
+  }
+
+  /// Whether the scope ever took something to dispose (or a linked child).
+  package var everTookSomething: Bool { tookSomething.load(ordering: .sequentiallyConsistent) }
+
+  /// Whether the scope ever asked to be linked into its parent.
+  package var everAskedForLink: Bool { askedForLink.load(ordering: .sequentiallyConsistent) }
 }
 
 /// The scopes whose asynchronous close is running in the current task, innermost first: a
@@ -48,7 +129,7 @@ extension Scope {
   @TaskLocal static var closingChain: ClosingChain?
 
   /// Whether this scope's close has run to its end.
-  var isFullyClosed: Bool { lifecycle.load(ordering: .acquiring) == ScopeLifecycle.closed }
+  var isFullyClosed: Bool { lifecycle.isFullyClosed }
 
   /// Whether the caller is the close of this scope itself (a disposer closing its own scope, or a
   /// child's disposer closing this parent while this close waits for the child): waiting would
@@ -101,7 +182,7 @@ extension Scope {
     defer { cacheReaders.subtract(1, ordering: .releasing) }
     // Announced before this load, and the close sets `lifecycle` before it waits for readers:
     // one of the two sees the other.
-    guard lifecycle.load(ordering: .sequentiallyConsistent) == ScopeLifecycle.open else { return nil }
+    guard lifecycle.isOpenInOrder else { return nil }
     return read()
   }
 
