@@ -17,10 +17,8 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
 
   @usableFromInline let factory: Factory
   @usableFromInline let activation: Activation?
-  /// `empty`, `ready` (a shared instance is in `storage`), or `provisional` (the creating thread
-  /// stored it and runs the activation hook; only that thread may read it).
-  @usableFromInline let state = Atomic<UInt8>(Registration.empty)
-  @usableFromInline let storage: UnsafeMutablePointer<Service?>
+  /// The singleton, once made (see ``SharedInstanceCell``).
+  @usableFromInline let shared: SharedInstanceCell<Service>
   /// The once-guard of a singleton or weak instance; `nil` for other lifetimes, which keep their
   /// instances elsewhere (or nowhere), so that a transient registration costs no lock.
   let creation: CreationGuard?
@@ -28,10 +26,6 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   /// a shared instance of that type again skips the (slow) conformance casts.
   @usableFromInline let undisposableType = Atomic<UInt>(0)
   weak var weakInstance: AnyObject?
-
-  @usableFromInline static var empty: UInt8 { 0 }
-  @usableFromInline static var ready: UInt8 { 1 }
-  @usableFromInline static var provisional: UInt8 { 2 }
 
   init(
     key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: [ServiceKey]?,
@@ -43,15 +37,8 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     case .singleton, .eagerSingleton, .weak: creation = CreationGuard()
     case .transient, .graph, .scoped: creation = nil
     }
-    storage = .allocate(capacity: 1)
-    storage.initialize(to: instance)
+    shared = SharedInstanceCell(instance)
     super.init(key: key, lifetime: lifetime, location: location, dependencies: dependencies)
-    if instance != nil { state.store(Registration.ready, ordering: .releasing) }
-  }
-
-  deinit {
-    storage.deinitialize(count: 1)
-    storage.deallocate()
   }
 
   /// The instance for a resolve reaching this registration through `resolver`, which is one level
@@ -61,7 +48,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     _ resolver: borrowing Resolver, owner: Unmanaged<Scope>, _ arguments: repeat each Argument
   ) throws -> Service {
     if kind == .transient { return try make(resolver, repeat each arguments) }
-    if state.load(ordering: .acquiring) == Registration.ready, let instance = readyInstance(owner: owner) {
+    if shared.isReady, let instance = readyInstance(owner: owner) {
       return instance
     }
     if kind == .scoped { return try scoped(resolver, repeat each arguments) }
@@ -74,7 +61,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   final func existingInstance(from scope: Unmanaged<Scope>, registeredIn holder: Unmanaged<Scope>) -> Service?
   {
     if kind == .transient { return nil }
-    if state.load(ordering: .acquiring) == Registration.ready { return readyInstance(owner: holder) }
+    if shared.isReady { return readyInstance(owner: holder) }
     guard kind == .scoped, let owner = Scope.owningScopeIfPresent(from: scope, tagID: scopeTagID) else {
       return nil
     }
@@ -95,7 +82,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   final func readyInstance(owner: Unmanaged<Scope>) -> Service? {
     owner._withUnsafeGuaranteedRef { owner in
       owner.readingCache {
-        state.load(ordering: .acquiring) == Registration.ready ? storage.pointee.unsafelyUnwrapped : nil
+        shared.readyValue
       }
     }
   }
@@ -109,10 +96,8 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     // throws only if this very thread is making it (a disposer closing the scope from inside that
     // factory); then the instance stays until the registration is freed.
     let released = try? creation.withCreationLock(for: key) { () -> Service? in
-      guard state.load(ordering: .acquiring) == Registration.ready else { return nil }
-      state.store(Registration.empty, ordering: .releasing)
-      defer { storage.pointee = nil }
-      return storage.pointee
+      guard shared.isReady else { return nil }
+      return shared.clear()
     }
     _ = consume released  // freed here, outside the guard: its `deinit` is user code
   }
