@@ -5,11 +5,14 @@
 /// When the service is `Sendable`, `register` takes a ``Lifetime`` and you never meet this type.
 /// When it is not, `register` takes an `UnsharedLifetime` instead:
 ///
-/// - ``transient`` and ``graph`` compile silently: neither instance is shared between threads.
-/// - ``singleton``, ``eagerSingleton``, ``weak``, ``scoped`` and ``scoped(_:)`` compile with a
-///   deprecation warning that says why the instance is at risk.
-/// - ``unchecked(_:)`` is the escape hatch: any ``Lifetime``, with no warning, for a legacy type
-///   you have checked yourself.
+/// - `.transient` (the default) and `.graph` compile silently: neither instance is shared between
+///   threads.
+/// - `.singleton`, `.eagerSingleton`, `.weak`, `.scoped` and `.scoped(_:)` compile with a
+///   deprecation warning that says why the instance is at risk and what to do.
+/// - ``UnsharedLifetimeConvertible/unchecked(_:)`` is the escape hatch: any ``Lifetime``, with no
+///   warning, for a legacy type you have checked yourself.
+/// - A ``Lifetime`` held in a variable compiles with a warning too: the compiler cannot tell
+///   whether it is shared.
 ///
 /// ```swift
 /// final class LegacyCache {            // not Sendable: a dictionary behind an NSLock
@@ -31,16 +34,16 @@
 ///
 /// The lifetime behaves exactly as the ``Lifetime`` it stands for; ``lifetime`` is that value.
 ///
-/// The members are declared on ``UnsharedLifetimeConvertible`` (where `Self` is
-/// `UnsharedLifetime`), so that `register` can also accept a ``Lifetime`` held in a variable for
-/// a service that is not `Sendable`, with a warning.
+/// The members (`.transient`, `.unchecked(_:)`, …) are declared on
+/// ``UnsharedLifetimeConvertible`` where `Self` is `UnsharedLifetime`, which lets `register` also
+/// accept a ``Lifetime`` held in a variable, with a warning rather than an error.
 public struct UnsharedLifetime: UnsharedLifetimeConvertible, Hashable, CustomStringConvertible {
   /// The lifetime the registration gets.
   public let lifetime: Lifetime
 
   init(_ lifetime: Lifetime) { self.lifetime = lifetime }
 
-  /// The description of ``lifetime``: `transient`, `singleton`, `scoped(request)`, …
+  /// The description of ``lifetime``: `transient`, `singleton`, `scoped(.request)`, …
   public var description: String { lifetime.description }
 }
 

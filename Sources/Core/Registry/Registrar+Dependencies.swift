@@ -27,8 +27,7 @@ extension Registrar {
   /// - Returns: A handle to add forwards or an activation hook.
   ///
   /// This method takes a ``Lifetime`` only for a `Sendable` service; for any other service the
-  /// same call takes an ``UnsharedLifetime``, as described for
-  /// ``register(_:name:lifetime:fileID:line:factory:)-(_,_,some UnsharedLifetimeConvertible,_,_,_)``.
+  /// same call resolves to the overload that takes an ``UnsharedLifetime``.
   @discardableResult
   public func register<Service: Sendable, each Argument>(
     _ type: Service.Type,

@@ -49,8 +49,8 @@ public final class Registrar {
   /// - Returns: A handle to add forwards or an activation hook.
   ///
   /// A shared instance reaches every thread that resolves it, so this method takes a ``Lifetime``
-  /// only for a `Sendable` service. For any other service, the same call takes an
-  /// ``UnsharedLifetime``: see ``register(_:name:lifetime:fileID:line:factory:)-(_,_,some UnsharedLifetimeConvertible,_,_,_)``.
+  /// only for a `Sendable` service. For any other service the same call resolves to the overload
+  /// that takes an ``UnsharedLifetime``: transients compile as before, shared lifetimes warn.
   @discardableResult
   public func register<Service: Sendable, each Argument>(
     _ type: Service.Type,
@@ -133,8 +133,7 @@ public final class Registrar {
   /// - Returns: A handle to add forwards or an activation hook.
   ///
   /// This method takes a ``Lifetime`` only for a `Sendable` service; for any other service the
-  /// same call takes an ``UnsharedLifetime``, as described for
-  /// ``register(_:name:lifetime:fileID:line:factory:)-(_,_,some UnsharedLifetimeConvertible,_,_,_)``.
+  /// same call resolves to the overload that takes an ``UnsharedLifetime``.
   @discardableResult
   @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<Service: Sendable, each Dependency>(
