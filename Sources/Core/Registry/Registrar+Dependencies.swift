@@ -15,6 +15,9 @@ extension Registrar {
   /// factory resolves, and nothing else. A closure factory registered without `dependsOn:` is
   /// listed as unchecked by validation.
   ///
+  /// This method takes a ``Lifetime`` only for a `Sendable` service; for any other service the
+  /// same call resolves to the overload that takes an ``UnsharedLifetime``.
+  ///
   /// - Parameters:
   ///   - type: The type to register, usually a protocol.
   ///   - name: A typed name, or `nil`.
@@ -23,11 +26,8 @@ extension Registrar {
   ///     it resolves while it runs, ``ServiceDependency/deferred(_:)`` for a `Lazy` or `Provider`.
   ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
   ///   - line: The line of the registration; recorded for errors. Leave the default.
-  ///   - factory: Makes an instance, as in ``register(_:name:lifetime:fileID:line:factory:)``.
+  ///   - factory: Makes an instance, as in ``register(_:name:lifetime:fileID:line:factory:)-(_,_,Lifetime,_,_,_)``.
   /// - Returns: A handle to add forwards or an activation hook.
-  ///
-  /// This method takes a ``Lifetime`` only for a `Sendable` service; for any other service the
-  /// same call resolves to the overload that takes an ``UnsharedLifetime``.
   @discardableResult
   public func register<Service: Sendable, each Argument>(
     _ type: Service.Type,

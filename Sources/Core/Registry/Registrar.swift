@@ -36,6 +36,10 @@ public final class Registrar {
   /// A factory with runtime arguments is resolved with ``Scope/resolve(_:arguments:)``; its
   /// argument types become part of the key.
   ///
+  /// A shared instance reaches every thread that resolves it, so this method takes a ``Lifetime``
+  /// only for a `Sendable` service. For any other service the same call resolves to the overload
+  /// that takes an ``UnsharedLifetime``: transients compile as before, shared lifetimes warn.
+  ///
   /// - Parameters:
   ///   - type: The type to register, usually a protocol. Resolve with exactly this type.
   ///   - name: A typed name (an enum case, say) to tell apart several registrations of `type`;
@@ -47,10 +51,6 @@ public final class Registrar {
   ///   - factory: Makes an instance. It may throw; the error reaches the caller of `resolve`
   ///     wrapped with the resolution path.
   /// - Returns: A handle to add forwards or an activation hook.
-  ///
-  /// A shared instance reaches every thread that resolves it, so this method takes a ``Lifetime``
-  /// only for a `Sendable` service. For any other service the same call resolves to the overload
-  /// that takes an ``UnsharedLifetime``: transients compile as before, shared lifetimes warn.
   @discardableResult
   public func register<Service: Sendable, each Argument>(
     _ type: Service.Type,
@@ -123,6 +123,9 @@ public final class Registrar {
   /// graph without running any factory. A parameter of type ``Lazy`` or ``Provider`` is resolved
   /// lazily.
   ///
+  /// This method takes a ``Lifetime`` only for a `Sendable` service; for any other service the
+  /// same call resolves to the overload that takes an ``UnsharedLifetime``.
+  ///
   /// - Parameters:
   ///   - type: The type to register.
   ///   - name: A typed name, or `nil`.
@@ -131,9 +134,6 @@ public final class Registrar {
   ///   - line: The line of the registration; recorded for errors. Leave the default.
   ///   - initializer: A function from the dependencies to the service, typically `Type.init`.
   /// - Returns: A handle to add forwards or an activation hook.
-  ///
-  /// This method takes a ``Lifetime`` only for a `Sendable` service; for any other service the
-  /// same call resolves to the overload that takes an ``UnsharedLifetime``.
   @discardableResult
   @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<Service: Sendable, each Dependency>(
@@ -203,6 +203,10 @@ public final class Registrar {
   /// registry.register(Configuration.self, instance: Configuration(environment: .production))
   /// ```
   ///
+  /// The instance reaches every thread that resolves it, so `Service` must be `Sendable`. For a
+  /// service that is not, this call compiles with a warning; a legacy type you have checked is
+  /// registered with ``register(_:name:uncheckedInstance:fileID:line:)``.
+  ///
   /// - Parameters:
   ///   - type: The type to register; inferred from `instance` when omitted.
   ///   - name: A typed name, or `nil`.
@@ -211,10 +215,6 @@ public final class Registrar {
   ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
   ///   - line: The line of the registration; recorded for errors. Leave the default.
   /// - Returns: A handle to add forwards.
-  ///
-  /// The instance reaches every thread that resolves it, so `Service` must be `Sendable`. For a
-  /// service that is not, this call compiles with a warning; a legacy type you have checked is
-  /// registered with ``register(_:name:uncheckedInstance:fileID:line:)``.
   @discardableResult
   public func register<Service: Sendable>(
     _ type: Service.Type = Service.self,
@@ -262,7 +262,7 @@ public final class Registrar {
   /// registry.register(DateFormatter.self, uncheckedInstance: makeISOFormatter())
   /// ```
   ///
-  /// Otherwise the same as ``register(_:name:instance:fileID:line:)``. Like
+  /// Otherwise the same as ``register(_:name:instance:fileID:line:)-1osnr``. Like
   /// `@unchecked Sendable`, this is a promise the compiler takes on trust: leave a comment saying
   /// why the instance is safe to share.
   ///
