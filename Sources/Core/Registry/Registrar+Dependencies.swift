@@ -15,6 +15,9 @@ extension Registrar {
   /// factory resolves, and nothing else. A closure factory registered without `dependsOn:` is
   /// listed as unchecked by validation.
   ///
+  /// This method takes a ``Lifetime`` only for a `Sendable` service; for any other service the
+  /// same call resolves to the overload that takes an ``UnsharedLifetime``.
+  ///
   /// - Parameters:
   ///   - type: The type to register, usually a protocol.
   ///   - name: A typed name, or `nil`.
@@ -23,10 +26,10 @@ extension Registrar {
   ///     it resolves while it runs, ``ServiceDependency/deferred(_:)`` for a `Lazy` or `Provider`.
   ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
   ///   - line: The line of the registration; recorded for errors. Leave the default.
-  ///   - factory: Makes an instance, as in ``register(_:name:lifetime:fileID:line:factory:)``.
+  ///   - factory: Makes an instance, as in ``register(_:name:lifetime:fileID:line:factory:)-(_,_,Lifetime,_,_,_)``.
   /// - Returns: A handle to add forwards or an activation hook.
   @discardableResult
-  public func register<Service, each Argument>(
+  public func register<Service: Sendable, each Argument>(
     _ type: Service.Type,
     name: (any Hashable & Sendable)? = nil,
     lifetime: Lifetime = .transient,
@@ -35,9 +38,50 @@ extension Registrar {
     line: UInt = #line,
     factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
   ) -> RegistrationHandle<Service> {
+    stageDeclared(
+      name: name, lifetime: lifetime, dependencies: dependencies,
+      location: SourceLocation(fileID, line), factory: factory)
+  }
+
+  /// Registers a factory closure that declares its dependencies, for a service that is not
+  /// `Sendable`.
+  ///
+  /// The same call as ``register(_:name:lifetime:dependsOn:fileID:line:factory:)``, chosen by the
+  /// compiler when `Service` is not `Sendable`; `lifetime` is an ``UnsharedLifetime``, and a
+  /// shared lifetime other than `.unchecked(_:)` compiles with a warning.
+  ///
+  /// - Parameters:
+  ///   - type: The type to register, usually a protocol.
+  ///   - name: A typed name, or `nil`.
+  ///   - lifetime: How long instances live; `.transient` by default.
+  ///   - dependencies: What the factory resolves.
+  ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
+  ///   - line: The line of the registration; recorded for errors. Leave the default.
+  ///   - factory: Makes an instance.
+  /// - Returns: A handle to add forwards or an activation hook.
+  @discardableResult
+  public func register<Service, each Argument>(
+    _ type: Service.Type,
+    name: (any Hashable & Sendable)? = nil,
+    lifetime: some UnsharedLifetimeConvertible = UnsharedLifetime.transient,
+    dependsOn dependencies: [ServiceDependency],
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
+  ) -> RegistrationHandle<Service> {
+    stageDeclared(
+      name: name, lifetime: lifetime.lifetime, dependencies: dependencies,
+      location: SourceLocation(fileID, line), factory: factory)
+  }
+
+  func stageDeclared<Service, each Argument>(
+    name: (any Hashable & Sendable)?, lifetime: Lifetime, dependencies: [ServiceDependency],
+    location: SourceLocation,
+    factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
+  ) -> RegistrationHandle<Service> {
     let staged = Staged<Service, repeat each Argument>(
       key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
-      lifetime: lifetime, location: SourceLocation(fileID, line),
+      lifetime: lifetime, location: location,
       dependencies: [], factory: factory)  // the declaration is kept in the attributes alone
     staged.attributes.declaredDependencies = dependencies
     return stage(staged)

@@ -36,6 +36,10 @@ public final class Registrar {
   /// A factory with runtime arguments is resolved with ``Scope/resolve(_:arguments:)``; its
   /// argument types become part of the key.
   ///
+  /// A shared instance reaches every thread that resolves it, so this method takes a ``Lifetime``
+  /// only for a `Sendable` service. For any other service the same call resolves to the overload
+  /// that takes an ``UnsharedLifetime``: transients compile as before, shared lifetimes warn.
+  ///
   /// - Parameters:
   ///   - type: The type to register, usually a protocol. Resolve with exactly this type.
   ///   - name: A typed name (an enum case, say) to tell apart several registrations of `type`;
@@ -48,7 +52,7 @@ public final class Registrar {
   ///     wrapped with the resolution path.
   /// - Returns: A handle to add forwards or an activation hook.
   @discardableResult
-  public func register<Service, each Argument>(
+  public func register<Service: Sendable, each Argument>(
     _ type: Service.Type,
     name: (any Hashable & Sendable)? = nil,
     lifetime: Lifetime = .transient,
@@ -56,11 +60,54 @@ public final class Registrar {
     line: UInt = #line,
     factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
   ) -> RegistrationHandle<Service> {
+    stageFactory(
+      name: name, lifetime: lifetime, location: SourceLocation(fileID, line), factory: factory)
+  }
+
+  /// Registers a factory closure for a service that is not `Sendable`.
+  ///
+  /// ```swift
+  /// registry.register(ReportBuilder.self) { _ in ReportBuilder() }                 // transient
+  /// registry.register(LegacyCache.self, lifetime: .unchecked(.singleton)) { _ in LegacyCache() }
+  /// ```
+  ///
+  /// The same call as ``register(_:name:lifetime:fileID:line:factory:)``, chosen by the compiler
+  /// when `Service` is not `Sendable`. `lifetime` is then an ``UnsharedLifetime``: `.transient`
+  /// and `.graph` compile silently; a shared lifetime (`.singleton`, `.scoped`, …) compiles with a
+  /// warning, because the instance would reach several threads; `.unchecked(_:)` takes any
+  /// lifetime for a type you have checked. A ``Lifetime`` held in a variable is accepted with a
+  /// warning too. The registration behaves exactly as with the ``Lifetime`` it stands for.
+  ///
+  /// - Parameters:
+  ///   - type: The type to register, usually a protocol. Resolve with exactly this type.
+  ///   - name: A typed name, or `nil`.
+  ///   - lifetime: How long instances live; `.transient` by default.
+  ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
+  ///   - line: The line of the registration; recorded for errors. Leave the default.
+  ///   - factory: Makes an instance.
+  /// - Returns: A handle to add forwards or an activation hook.
+  @discardableResult
+  public func register<Service, each Argument>(
+    _ type: Service.Type,
+    name: (any Hashable & Sendable)? = nil,
+    lifetime: some UnsharedLifetimeConvertible = UnsharedLifetime.transient,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
+  ) -> RegistrationHandle<Service> {
+    stageFactory(
+      name: name, lifetime: lifetime.lifetime, location: SourceLocation(fileID, line),
+      factory: factory)
+  }
+
+  func stageFactory<Service, each Argument>(
+    name: (any Hashable & Sendable)?, lifetime: Lifetime, location: SourceLocation,
+    factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
+  ) -> RegistrationHandle<Service> {
     stage(
       Staged<Service, repeat each Argument>(
         key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
-        lifetime: lifetime, location: SourceLocation(fileID, line), dependencies: nil,
-        factory: factory))
+        lifetime: lifetime, location: location, dependencies: nil, factory: factory))
   }
 
   /// Registers an initializer (or any function) whose parameters Strata resolves: auto-wiring.
@@ -76,6 +123,44 @@ public final class Registrar {
   /// graph without running any factory. A parameter of type ``Lazy`` or ``Provider`` is resolved
   /// lazily.
   ///
+  /// This method takes a ``Lifetime`` only for a `Sendable` service; for any other service the
+  /// same call resolves to the overload that takes an ``UnsharedLifetime``.
+  ///
+  /// - Parameters:
+  ///   - type: The type to register.
+  ///   - name: A typed name, or `nil`.
+  ///   - lifetime: How long instances live; `.transient` by default.
+  ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
+  ///   - line: The line of the registration; recorded for errors. Leave the default.
+  ///   - initializer: A function from the dependencies to the service, typically `Type.init`.
+  /// - Returns: A handle to add forwards or an activation hook.
+  @discardableResult
+  @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
+  public func register<Service: Sendable, each Dependency>(
+    _ type: Service.Type,
+    name: (any Hashable & Sendable)? = nil,
+    lifetime: Lifetime = .transient,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    _ initializer: @escaping @Sendable (repeat each Dependency) throws -> Service
+  ) -> RegistrationHandle<Service> {
+    stageInitializer(
+      name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
+      initializer: initializer)
+  }
+
+  /// Registers an initializer whose parameters Strata resolves, for a service that is not
+  /// `Sendable`.
+  ///
+  /// ```swift
+  /// registry.register(ReportBuilder.self, ReportBuilder.init)                      // transient
+  /// registry.register(LegacyCache.self, lifetime: .unchecked(.singleton), LegacyCache.init)
+  /// ```
+  ///
+  /// The same call as ``register(_:name:lifetime:fileID:line:_:)``, chosen by the compiler when
+  /// `Service` is not `Sendable`; `lifetime` is an ``UnsharedLifetime``, and a shared lifetime
+  /// other than `.unchecked(_:)` compiles with a warning.
+  ///
   /// - Parameters:
   ///   - type: The type to register.
   ///   - name: A typed name, or `nil`.
@@ -89,17 +174,26 @@ public final class Registrar {
   public func register<Service, each Dependency>(
     _ type: Service.Type,
     name: (any Hashable & Sendable)? = nil,
-    lifetime: Lifetime = .transient,
+    lifetime: some UnsharedLifetimeConvertible = UnsharedLifetime.transient,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     _ initializer: @escaping @Sendable (repeat each Dependency) throws -> Service
+  ) -> RegistrationHandle<Service> {
+    stageInitializer(
+      name: name, lifetime: lifetime.lifetime, location: SourceLocation(fileID, line),
+      initializer: initializer)
+  }
+
+  func stageInitializer<Service, each Dependency>(
+    name: (any Hashable & Sendable)?, lifetime: Lifetime, location: SourceLocation,
+    initializer: @escaping @Sendable (repeat each Dependency) throws -> Service
   ) -> RegistrationHandle<Service> {
     var dependencies: [ServiceKey] = []
     repeat dependencies.append(ServiceKey((each Dependency).self, name: nil))
     return stage(
       Staged<Service>(
         key: ServiceKey(Service.self, name: Self.box(name)), lifetime: lifetime,
-        location: SourceLocation(fileID, line), dependencies: dependencies,
+        location: location, dependencies: dependencies,
         factory: { resolver in try initializer(repeat try resolver.resolve((each Dependency).self)) }))
   }
 
@@ -108,6 +202,10 @@ public final class Registrar {
   /// ```swift
   /// registry.register(Configuration.self, instance: Configuration(environment: .production))
   /// ```
+  ///
+  /// The instance reaches every thread that resolves it, so `Service` must be `Sendable`. For a
+  /// service that is not, this call compiles with a warning; a legacy type you have checked is
+  /// registered with ``register(_:name:uncheckedInstance:fileID:line:)``.
   ///
   /// - Parameters:
   ///   - type: The type to register; inferred from `instance` when omitted.
@@ -118,6 +216,34 @@ public final class Registrar {
   ///   - line: The line of the registration; recorded for errors. Leave the default.
   /// - Returns: A handle to add forwards.
   @discardableResult
+  public func register<Service: Sendable>(
+    _ type: Service.Type = Service.self,
+    name: (any Hashable & Sendable)? = nil,
+    instance: Service,
+    fileID: StaticString = #fileID,
+    line: UInt = #line
+  ) -> RegistrationHandle<Service> {
+    stageInstance(name: name, instance: instance, location: SourceLocation(fileID, line))
+  }
+
+  /// Registers a ready-made instance of a type that is not `Sendable`: compiles, with a warning.
+  ///
+  /// Make `Service` `Sendable`, or use ``register(_:name:uncheckedInstance:fileID:line:)`` for a
+  /// legacy type you have checked is safe to share between threads.
+  ///
+  /// - Parameters:
+  ///   - type: The type to register; inferred from `instance` when omitted.
+  ///   - name: A typed name, or `nil`.
+  ///   - instance: The instance every resolve returns.
+  ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
+  ///   - line: The line of the registration; recorded for errors. Leave the default.
+  /// - Returns: A handle to add forwards.
+  @discardableResult
+  @available(
+    *, deprecated,
+    message:
+      "a registered instance is shared by every thread that resolves it, but this service is not Sendable; make it Sendable (an actor, a @MainActor class, or a final class with only `let`s or a lock), or, for a legacy type you have checked, write `register(uncheckedInstance:)`"
+  )
   public func register<Service>(
     _ type: Service.Type = Service.self,
     name: (any Hashable & Sendable)? = nil,
@@ -125,9 +251,45 @@ public final class Registrar {
     fileID: StaticString = #fileID,
     line: UInt = #line
   ) -> RegistrationHandle<Service> {
+    stageInstance(name: name, instance: instance, location: SourceLocation(fileID, line))
+  }
+
+  /// Registers a ready-made instance of a type that is not `Sendable`, without a warning: the
+  /// escape hatch for a legacy type you have checked is safe to share between threads.
+  ///
+  /// ```swift
+  /// // `Formatter` predates Swift concurrency; it is configured here and never mutated again.
+  /// registry.register(DateFormatter.self, uncheckedInstance: makeISOFormatter())
+  /// ```
+  ///
+  /// Otherwise the same as ``register(_:name:instance:fileID:line:)-1osnr``. Like
+  /// `@unchecked Sendable`, this is a promise the compiler takes on trust: leave a comment saying
+  /// why the instance is safe to share.
+  ///
+  /// - Parameters:
+  ///   - type: The type to register; inferred from `uncheckedInstance` when omitted.
+  ///   - name: A typed name, or `nil`.
+  ///   - uncheckedInstance: The instance every resolve returns, from any thread.
+  ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
+  ///   - line: The line of the registration; recorded for errors. Leave the default.
+  /// - Returns: A handle to add forwards.
+  @discardableResult
+  public func register<Service>(
+    _ type: Service.Type = Service.self,
+    name: (any Hashable & Sendable)? = nil,
+    uncheckedInstance: Service,
+    fileID: StaticString = #fileID,
+    line: UInt = #line
+  ) -> RegistrationHandle<Service> {
+    stageInstance(name: name, instance: uncheckedInstance, location: SourceLocation(fileID, line))
+  }
+
+  func stageInstance<Service>(
+    name: (any Hashable & Sendable)?, instance: Service, location: SourceLocation
+  ) -> RegistrationHandle<Service> {
     let staged = Staged<Service>(
       key: ServiceKey(Service.self, name: Self.box(name)), lifetime: .singleton,
-      location: SourceLocation(fileID, line), dependencies: [],
+      location: location, dependencies: [],
       factory: { _ in throw StagedBase<Service>.unreachable })
     staged.instance = instance
     return stage(staged)

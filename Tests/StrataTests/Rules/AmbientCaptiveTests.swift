@@ -11,7 +11,10 @@ final class RequestContext: Sendable {
 }
 
 /// A singleton that injects the request context through a property wrapper: the back door.
-final class AuditTrail {
+///
+/// `@unchecked Sendable`: its only state is the `@Injected` wrapper, which is never reassigned
+/// and resolves at most once under its own lock.
+final class AuditTrail: @unchecked Sendable {
   @Injected var context: RequestContext
 
   init() {}

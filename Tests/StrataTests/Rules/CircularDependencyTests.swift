@@ -151,12 +151,14 @@ struct CircularDependencyTests {
   @Test func cycleBrokenWithSingletonAndActivationHook() throws {
     let runs = Counter()
     let container = try Container { registry in
-      registry.register(Parent.self, lifetime: .singleton) { _ in
+      // `Parent` is not Sendable on purpose: its activation hook sets `child` after it is made.
+      // This test resolves on one thread, so sharing it unchecked is safe here.
+      registry.register(Parent.self, lifetime: .unchecked(.singleton)) { _ in
         runs.increment()
         return Parent()
       }
       .onActivated { resolver, parent in parent.child = try resolver.resolve(Child.self) }
-      registry.register(Child.self, lifetime: .singleton) { resolver in
+      registry.register(Child.self, lifetime: .unchecked(.singleton)) { resolver in
         Child(parent: try resolver.resolve(Parent.self))
       }
     }
@@ -173,7 +175,7 @@ struct CircularDependencyTests {
 
 // MARK: - Fixtures
 
-final class CycleA {
+final class CycleA: Sendable {
   let b: CycleB
 
   init(b: CycleB) {
@@ -181,7 +183,7 @@ final class CycleA {
   }
 }
 
-final class CycleB {
+final class CycleB: Sendable {
   let a: CycleA
 
   init(a: CycleA) {
@@ -189,7 +191,7 @@ final class CycleB {
   }
 }
 
-final class CycleEntry {
+final class CycleEntry: Sendable {
   let a: CycleA
 
   init(a: CycleA) {
@@ -197,7 +199,7 @@ final class CycleEntry {
   }
 }
 
-final class LazyParent {
+final class LazyParent: Sendable {
   let child: LazyChild
 
   init(child: LazyChild) {
@@ -205,7 +207,7 @@ final class LazyParent {
   }
 }
 
-final class LazyChild {
+final class LazyChild: Sendable {
   let parent: Lazy<LazyParent>
 
   init(parent: Lazy<LazyParent>) {

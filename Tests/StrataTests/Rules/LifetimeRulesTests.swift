@@ -33,7 +33,10 @@ private final class DeferredHolder: Sendable {
 }
 
 /// Injects the unit of work through a property wrapper.
-private final class InjectingHolder {
+///
+/// `@unchecked Sendable`: its only state is the `@Injected` wrapper, which is never reassigned
+/// and resolves at most once under its own lock.
+private final class InjectingHolder: @unchecked Sendable {
   @Injected var work: UnitOfWork
   init() {}
 }
