@@ -4,13 +4,7 @@ import Synchronization
 extension Registration {
   @usableFromInline
   func graphShared(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
-    let graph: GraphCache
-    if let existing = resolver.graph.pointee {
-      graph = existing.takeUnretainedValue()
-    } else {
-      graph = GraphCache()
-      resolver.graph.pointee = Unmanaged.passRetained(graph)
-    }
+    let graph = resolver.graph.cache
     let id = identity
     switch graph.entries[id] {
     case .some(.some(let box)):

@@ -9,11 +9,11 @@ extension Registration {
   /// - Throws: `scopeClosed` if the owner closed while the factory ran; the instance was disposed
   ///   and the slot given up.
   @inlinable @inline(never)
-  final func fileDisposal(of instance: Service, owner: Unmanaged<Scope>, slot: Int) throws {
+  final func fileDisposal(of instance: Service, owner: ScopeRef, slot: Int) throws {
     guard let disposal = disposal(for: instance) else { return }
-    let filed = owner._withUnsafeGuaranteedRef { $0.fileScopedDisposal(self, slot: slot, disposal) }
+    let filed = owner.with { $0.fileScopedDisposal(self, slot: slot, disposal) }
     guard filed else {
-      throw owner._withUnsafeGuaranteedRef { $0.closedWhileCreating(key, disposal: disposal) }
+      throw owner.with { $0.closedWhileCreating(key, disposal: disposal) }
     }
   }
 
@@ -25,20 +25,20 @@ extension Registration {
   final func scoped(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
     // The owner is the resolving scope or one of its ancestors, all kept alive by the caller.
     let owner = try Scope.owningScope(from: resolver.scope, for: self, captor: resolver.captor)
-    if let ready = owner._withUnsafeGuaranteedRef({ $0.readyInlineInstance(self, Registration.unboxed) }) {
+    if let ready = owner.with({ $0.readyInlineInstance(self, Registration.unboxed) }) {
       return ready
     }
     let thread = currentThreadID()
     // The common case, a first instance in a free inline slot, reserves it without a call.
-    if let slot = owner._withUnsafeGuaranteedRef({ $0.reserveFreeInlineSlot(self, thread: thread) }) {
+    if let slot = owner.with({ $0.reserveFreeInlineSlot(self, thread: thread) }) {
       return try createScoped(resolver, owner: owner, slot: slot, repeat each arguments)
     }
     while true {
-      switch try owner._withUnsafeGuaranteedRef({ try $0.scopedSlot(for: self, thread: thread) }) {
+      switch try owner.with({ try $0.scopedSlot(for: self, thread: thread) }) {
       case .ready(let stored):
         return Registration.unboxed(stored)
       case .wait(let holder):
-        try owner._withUnsafeGuaranteedRef { try $0.waitForScoped(self, holder: holder, thread: thread) }
+        try owner.with { try $0.waitForScoped(self, holder: holder, thread: thread) }
       case .create(let slot):
         return try createScoped(resolver, owner: owner, slot: slot, repeat each arguments)
       }
@@ -49,11 +49,11 @@ extension Registration {
   /// and publishes it; on failure gives the slot up.
   @inlinable @inline(__always)
   final func createScoped(
-    _ resolver: borrowing Resolver, owner: Unmanaged<Scope>, slot: Int, _ arguments: repeat each Argument
+    _ resolver: borrowing Resolver, owner: ScopeRef, slot: Int, _ arguments: repeat each Argument
   ) throws -> Service {
     let instance: Service
     do {
-      instance = try owner._withUnsafeGuaranteedRef { owner in
+      instance = try owner.with { owner in
         try owner.withResolver(depth: resolver.depth, captor: self, version: resolver.version) { resolver in
           let instance = try construct(resolver, repeat each arguments)
           // Visible to this thread only, so that the activation hook can close a cycle.
@@ -63,11 +63,11 @@ extension Registration {
         }
       }
     } catch {
-      owner._withUnsafeGuaranteedRef { $0.releaseScoped(self, slot: slot) }
+      owner.with { $0.releaseScoped(self, slot: slot) }
       throw error
     }
     if mayNeedDisposal(instance) { try fileDisposal(of: instance, owner: owner, slot: slot) }
-    owner._withUnsafeGuaranteedRef { $0.publishScoped(self, slot: slot) }
+    owner.with { $0.publishScoped(self, slot: slot) }
     return instance
   }
 

@@ -20,26 +20,26 @@ enum ThreadContext {
   /// The scope whose shared instance (singleton, weak, scoped) the innermost running factory on
   /// this thread makes, or `nil` when none does.
   @inlinable
-  static var ambientOwner: Unmanaged<Scope>? {
-    get { strata_thread_state().pointee.ambient_owner.map { Unmanaged.fromOpaque($0) } }
-    set { strata_thread_state().pointee.ambient_owner = newValue.map { UnsafeRawPointer($0.toOpaque()) } }
+  static var ambientOwner: ScopeRef? {
+    get { strata_thread_state().pointee.ambient_owner.map { ScopeRef(unmanaged: .fromOpaque($0)) } }
+    set { strata_thread_state().pointee.ambient_owner = newValue?.address }
   }
 
   /// The registration of the shared instance whose factory runs for ``ambientOwner``, or `nil`.
   @inlinable
-  static var ambientHolder: Unmanaged<AnyRegistration>? {
-    get { strata_thread_state().pointee.ambient_holder.map { Unmanaged.fromOpaque($0) } }
-    set { strata_thread_state().pointee.ambient_holder = newValue.map { UnsafeRawPointer($0.toOpaque()) } }
+  static var ambientHolder: RegistrationRef? {
+    get { strata_thread_state().pointee.ambient_holder.map { RegistrationRef(unmanaged: .fromOpaque($0)) } }
+    set { strata_thread_state().pointee.ambient_holder = newValue?.address }
   }
 
   /// The holder a resolve starting in `scope` builds for, when `scope` is the owner of the shared
   /// instance whose factory runs on this thread: then the resolve (through ``Scope/current``, or a
   /// captured reference to that scope) feeds that instance, and the lifetime rules apply to it.
   @inlinable @inline(__always)
-  static func ambientHolder(resolvingIn scope: Unmanaged<Scope>) -> Unmanaged<AnyRegistration>? {
+  static func ambientHolder(resolvingIn scope: ScopeRef) -> RegistrationRef? {
     let state = strata_thread_state()
-    guard state.pointee.ambient_owner == UnsafeRawPointer(scope.toOpaque()) else { return nil }
-    return state.pointee.ambient_holder.map { Unmanaged.fromOpaque($0) }
+    guard state.pointee.ambient_owner == scope.address else { return nil }
+    return state.pointee.ambient_holder.map { RegistrationRef(unmanaged: .fromOpaque($0)) }
   }
 
   /// Notes that this thread just published registry `version` in tree `tree`.

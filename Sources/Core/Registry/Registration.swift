@@ -45,42 +45,41 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   /// deeper than the caller's. `owner` is the scope whose registry holds this registration.
   @inlinable @inline(__always)
   final func instance(
-    _ resolver: borrowing Resolver, owner: Unmanaged<Scope>, _ arguments: repeat each Argument
+    _ resolver: borrowing Resolver, owner: ScopeRef, _ arguments: repeat each Argument
   ) throws -> Service {
     if kind == .transient { return try make(resolver, repeat each arguments) }
     if shared.isReady, let instance = readyInstance(owner: owner) {
       return instance
     }
     if kind == .scoped { return try scoped(resolver, repeat each arguments) }
-    return try sharedInstance(resolver, owner: owner.takeUnretainedValue(), repeat each arguments)
+    return try sharedInstance(resolver, owner: owner.scope, repeat each arguments)
   }
 
   /// The instance if it exists already, without running anything: a created singleton, or the
   /// scoped instance of the scope that owns it as seen from `scope`; `nil` otherwise.
   @inlinable @inline(__always)
-  final func existingInstance(from scope: Unmanaged<Scope>, registeredIn holder: Unmanaged<Scope>) -> Service?
-  {
+  final func existingInstance(from scope: ScopeRef, registeredIn holder: ScopeRef) -> Service? {
     if kind == .transient { return nil }
     if shared.isReady { return readyInstance(owner: holder) }
     guard kind == .scoped, let owner = Scope.owningScopeIfPresent(from: scope, tagID: scopeTagID) else {
       return nil
     }
-    return owner._withUnsafeGuaranteedRef { $0.readyInlineInstance(self, Registration.unboxed) }
+    return owner.with { $0.readyInlineInstance(self, Registration.unboxed) }
   }
 
   /// ``existingInstance(from:registeredIn:)`` of a registration found under this class's key.
   @inlinable @inline(__always)
-  static func existingInstance(of found: Found, from scope: Unmanaged<Scope>) -> Service? {
-    found.registration._withUnsafeGuaranteedRef {
-      unsafeDowncast($0, to: Registration.self).existingInstance(from: scope, registeredIn: found.owner)
+  static func existingInstance(of found: Found, from scope: ScopeRef) -> Service? {
+    found.registration.withTyped(Registration.self) {
+      $0.existingInstance(from: scope, registeredIn: found.owner)
     }
   }
 
   /// The created singleton, read while `owner` (the scope whose registry holds this registration)
   /// cannot release it; `nil` if it is not there (any more).
   @inlinable @inline(__always)
-  final func readyInstance(owner: Unmanaged<Scope>) -> Service? {
-    owner._withUnsafeGuaranteedRef { owner in
+  final func readyInstance(owner: ScopeRef) -> Service? {
+    owner.with { owner in
       owner.readingCache {
         shared.readyValue
       }

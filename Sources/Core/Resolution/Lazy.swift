@@ -163,8 +163,8 @@ enum ResolutionNesting {
     // `Scope.owningScope`), and its scope is the current one.
     let outerOwner = ThreadContext.ambientOwner
     let outerHolder = ThreadContext.ambientHolder
-    ThreadContext.ambientOwner = Unmanaged.passUnretained(scope)
-    ThreadContext.ambientHolder = Unmanaged.passUnretained(holder)
+    ThreadContext.ambientOwner = ScopeRef(scope)
+    ThreadContext.ambientHolder = RegistrationRef(holder)
     defer {
       ThreadContext.ambientOwner = outerOwner
       ThreadContext.ambientHolder = outerHolder

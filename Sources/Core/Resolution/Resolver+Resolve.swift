@@ -19,8 +19,8 @@ extension Resolver {
         arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), version: version)
     else { return try resolveUnregistered(Service.self) }
     if found.isOwnerClosed { throw found.closedError() }
-    return try found.registration._withUnsafeGuaranteedRef {
-      try unsafeDowncast($0, to: Registration<Service>.self).instance(nested, owner: found.owner)
+    return try found.registration.withTyped(Registration<Service>.self) {
+      try $0.instance(nested, owner: found.owner)
     }
   }
 
@@ -47,8 +47,8 @@ extension Resolver {
         arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), name: name, version: version)
     else { throw missing(Service.self, name: name) }
     if found.isOwnerClosed { throw found.closedError() }
-    return try found.registration._withUnsafeGuaranteedRef {
-      try unsafeDowncast($0, to: Registration<Service>.self).instance(nested, owner: found.owner)
+    return try found.registration.withTyped(Registration<Service>.self) {
+      try $0.instance(nested, owner: found.owner)
     }
   }
 
@@ -74,9 +74,8 @@ extension Resolver {
         arguments: argumentListBits(repeat (each Argument).self), version: version)
     else { throw missing(Service.self, arguments: repeat (each Argument).self) }
     if found.isOwnerClosed { throw found.closedError() }
-    return try found.registration._withUnsafeGuaranteedRef {
-      try unsafeDowncast($0, to: Registration<Service, repeat each Argument>.self)
-        .instance(nested, owner: found.owner, repeat each arguments)
+    return try found.registration.withTyped(Registration<Service, repeat each Argument>.self) {
+      try $0.instance(nested, owner: found.owner, repeat each arguments)
     }
   }
 
@@ -99,9 +98,8 @@ extension Resolver {
         arguments: argumentListBits(repeat (each Argument).self), name: name, version: version)
     else { throw missing(Service.self, name: name, arguments: repeat (each Argument).self) }
     if found.isOwnerClosed { throw found.closedError() }
-    return try found.registration._withUnsafeGuaranteedRef {
-      try unsafeDowncast($0, to: Registration<Service, repeat each Argument>.self)
-        .instance(nested, owner: found.owner, repeat each arguments)
+    return try found.registration.withTyped(Registration<Service, repeat each Argument>.self) {
+      try $0.instance(nested, owner: found.owner, repeat each arguments)
     }
   }
 
@@ -181,7 +179,7 @@ extension Resolver {
   /// The shared registration a ``Lazy`` or ``Provider`` made now is made for: the instance this
   /// resolve builds, or the one whose factory made this scope current.
   var deferredHolder: AnyRegistration? {
-    guard let holder = (captor ?? ThreadContext.ambientHolder(resolvingIn: scope))?.takeUnretainedValue(),
+    guard let holder = (captor ?? ThreadContext.ambientHolder(resolvingIn: scope))?.registration,
       LifetimeRules.constrainsLookups(by: holder.kind)
     else { return nil }
     return holder
@@ -237,8 +235,10 @@ extension Resolver {
     var result: [Service] = []
     for (owner, registry) in currentScope.registryChainWithOwners().reversed() {
       for registration in registry.all(for: key) {
-        let typed = unsafeDowncast(registration, to: Registration<Service>.self)
-        result.append(try typed.instance(nested, owner: Unmanaged.passUnretained(owner)))
+        result.append(
+          try RegistrationRef(registration).withTyped(Registration<Service>.self) {
+            try $0.instance(nested, owner: ScopeRef(owner))
+          })
       }
     }
     return result

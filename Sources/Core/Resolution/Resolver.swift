@@ -25,15 +25,15 @@ public struct Resolver: ~Copyable {
 
   /// The scope the resolve runs in. Unretained: the resolver never outlives the call that lends it,
   /// and that call's caller holds the scope (or a descendant, which holds its ancestors).
-  @usableFromInline let scope: Unmanaged<Scope>
+  @usableFromInline let scope: ScopeRef
   /// How many factories enclose this resolver.
   @usableFromInline let depth: Int
   /// The `graph` instances of this top-level resolve, in a variable of the frame that started it,
   /// made on first use and released by that frame.
-  @usableFromInline let graph: UnsafeMutablePointer<Unmanaged<GraphCache>?>
+  @usableFromInline let graph: GraphCacheSlot
   /// The shared registration (singleton, weak, scoped) whose instance this resolve is building,
   /// if any: a shorter-lived scoped dependency reached from it would be captured.
-  @usableFromInline let captor: Unmanaged<AnyRegistration>?
+  @usableFromInline let captor: RegistrationRef?
   /// The registry version the top-level resolve began at: every lookup of this resolve, however
   /// deep, reads the snapshots as they were then, so that a batch published meanwhile never
   /// gives one resolve half old and half new dependencies.
@@ -41,8 +41,8 @@ public struct Resolver: ~Copyable {
 
   @inlinable @inline(__always)
   init(
-    scope: Unmanaged<Scope>, depth: Int, graph: UnsafeMutablePointer<Unmanaged<GraphCache>?>,
-    captor: Unmanaged<AnyRegistration>?, version: UInt
+    scope: ScopeRef, depth: Int, graph: GraphCacheSlot,
+    captor: RegistrationRef?, version: UInt
   ) {
     self.scope = scope
     self.depth = depth
@@ -59,7 +59,7 @@ public struct Resolver: ~Copyable {
 
   /// The scope this resolve runs in: the scope that was asked, or, for a singleton's dependencies,
   /// the scope that registered the singleton.
-  public var currentScope: Scope { scope.takeUnretainedValue() }
+  public var currentScope: Scope { scope.scope }
 }
 
 extension Scope {
@@ -85,8 +85,8 @@ extension Scope {
     }
     let outerOwner = ThreadContext.ambientOwner
     let outerHolder = ThreadContext.ambientHolder
-    ThreadContext.ambientOwner = Unmanaged.passUnretained(self)
-    ThreadContext.ambientHolder = captor.map { Unmanaged.passUnretained($0) }
+    ThreadContext.ambientOwner = ScopeRef(self)
+    ThreadContext.ambientHolder = captor.map(RegistrationRef.init)
     defer {
       ThreadContext.ambientOwner = outerOwner
       ThreadContext.ambientHolder = outerHolder
@@ -98,20 +98,18 @@ extension Scope {
   /// current registry version.
   @inlinable @inline(__always)
   final func withResolver<Result>(_ body: (borrowing Resolver) throws -> Result) throws -> Result {
-    try withResolver(version: Scope.currentVersion(of: Unmanaged.passUnretained(self)), body)
+    try withResolver(version: Scope.currentVersion(of: ScopeRef(self)), body)
   }
 
   @inlinable @inline(__always)
   final func withFreshResolver<Result>(
     depth: Int, captor: AnyRegistration?, version: UInt, _ body: (borrowing Resolver) throws -> Result
   ) rethrows -> Result {
-    var graph: Unmanaged<GraphCache>? = nil
-    defer { if let graph { graph.release() } }
-    return try withUnsafeMutablePointer(to: &graph) { graph in
+    try GraphCacheSlot.with { graph in
       try body(
         Resolver(
-          scope: Unmanaged.passUnretained(self), depth: depth, graph: graph,
-          captor: captor.map { Unmanaged.passUnretained($0) }, version: version))
+          scope: ScopeRef(self), depth: depth, graph: graph,
+          captor: captor.map(RegistrationRef.init), version: version))
     }
   }
 }
@@ -121,11 +119,11 @@ extension Scope {
   /// closure for the caller's values to be captured in, where two nested ones would copy them
   /// twice.
   @inlinable @inline(__always)
-  final func withResolver<Result>(
-    borrowing registration: Unmanaged<AnyRegistration>, version: UInt,
-    _ body: (borrowing Resolver, AnyRegistration) throws -> Result
+  final func withResolver<Service, each Argument, Result>(
+    borrowing registration: RegistrationRef, as type: Registration<Service, repeat each Argument>.Type,
+    version: UInt, _ body: (borrowing Resolver, Registration<Service, repeat each Argument>) throws -> Result
   ) rethrows -> Result {
-    try registration._withUnsafeGuaranteedRef { registration in
+    try registration.withTyped(type) { registration in
       try withResolver(version: version) { try body($0, registration) }
     }
   }
@@ -144,13 +142,13 @@ extension Scope {
 /// Where a lookup found a registration: the registration and the scope whose registry holds it.
 @usableFromInline
 struct Found {
-  @usableFromInline let registration: Unmanaged<AnyRegistration>
-  @usableFromInline let owner: Unmanaged<Scope>
+  @usableFromInline let registration: RegistrationRef
+  @usableFromInline let owner: ScopeRef
   /// The registry version the lookup read at, which the resolve goes on reading at.
   @usableFromInline let version: UInt
 
   @inlinable @inline(__always)
-  init(registration: Unmanaged<AnyRegistration>, owner: Unmanaged<Scope>, version: UInt) {
+  init(registration: RegistrationRef, owner: ScopeRef, version: UInt) {
     self.registration = registration
     self.owner = owner
     self.version = version
@@ -159,22 +157,22 @@ struct Found {
   /// Whether the scope holding the registration has started closing: its instances are, or are
   /// about to be, disposed, so nothing more is resolved through it.
   @inlinable @inline(__always)
-  var isOwnerClosed: Bool { owner._withUnsafeGuaranteedRef { $0.isClosing } }
+  var isOwnerClosed: Bool { owner.with { $0.isClosing } }
 
   @usableFromInline
   func closedError() -> ResolutionError {
-    owner.takeUnretainedValue().closedError(registration.takeUnretainedValue().key)
+    owner.scope.closedError(registration.registration.key)
   }
 }
 
 extension Resolver {
   /// The scope whose registry holds `registration`, searched from this resolver's scope upwards.
   /// Used by forwards, which reach their target without a lookup.
-  borrowing func ownerHint(of registration: AnyRegistration) -> Unmanaged<Scope> {
+  borrowing func ownerHint(of registration: AnyRegistration) -> ScopeRef {
     if registration.lifetime.isShared {
       for (owner, registry) in currentScope.registryChainWithOwners()
       where registry.all(for: registration.key).contains(where: { $0 === registration }) {
-        return Unmanaged.passUnretained(owner)
+        return ScopeRef(owner)
       }
     }
     return scope

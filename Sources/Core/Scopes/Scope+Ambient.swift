@@ -15,7 +15,7 @@ extension Scope {
   /// if none was, the one current at their first access). It is the only ambient state Strata has;
   /// there is no global container.
   public static var current: Scope? {
-    if let owner = ThreadContext.ambientOwner { return owner.takeUnretainedValue() }
+    if let owner = ThreadContext.ambientOwner { return owner.scope }
     return ambient
   }
 

@@ -20,7 +20,7 @@ extension Scope {
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/scopeClosed`` if this scope is
   ///   closed.
   public final func makeScope(_ tag: ScopeTag, name: String? = nil) throws -> Scope {
-    guard !Scope.isClosed(Unmanaged.passUnretained(self)) else { throw closedError(making: tag) }
+    guard !Scope.isClosed(ScopeRef(self)) else { throw closedError(making: tag) }
     return Scope(tag: tag, name: name, retainedParent: Unmanaged.passUnretained(self).retain())
   }
 

@@ -14,7 +14,7 @@ extension Scope {
   @inlinable
   public final func resolve<Service>(_ type: Service.Type = Service.self) throws -> Service {
     try checkOpen(Service.self)
-    let start = Unmanaged.passUnretained(self)
+    let start = ScopeRef(self)
     guard
       let found = Scope.find(
         from: start, service: UInt(bitPattern: ObjectIdentifier(Service.self)),
@@ -34,9 +34,8 @@ extension Scope {
   /// copy each one.)
   @inlinable @inline(never)
   final func make<Service>(_ found: Found, as _: Service.Type) throws -> Service {
-    try found.registration._withUnsafeGuaranteedRef { registration in
-      let registration = unsafeDowncast(registration, to: Registration<Service>.self)
-      return try withResolver(version: found.version) {
+    try found.registration.withTyped(Registration<Service>.self) { registration in
+      try withResolver(version: found.version) {
         try registration.instance($0.nested, owner: found.owner)
       }
     }
@@ -63,7 +62,7 @@ extension Scope {
     try checkOpen(Service.self)
     guard
       let found = Scope.find(
-        from: Unmanaged.passUnretained(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
+        from: ScopeRef(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
         arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), name: name, version: registryVersion)
     else { return try withResolver { try $0.resolve(type, name: name) } }  // reports what is missing
     if found.isOwnerClosed { throw found.closedError() }
@@ -84,15 +83,17 @@ extension Scope {
     try checkOpen(Service.self)
     guard
       let found = Scope.find(
-        from: Unmanaged.passUnretained(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
+        from: ScopeRef(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
         arguments: argumentListBits(repeat (each Argument).self), version: registryVersion)
     else { return try withResolver { try $0.resolve(type, arguments: repeat each arguments) } }
     if found.isOwnerClosed { throw found.closedError() }
     // Inlined here rather than passed to `make`: every call boundary and every closure that takes
     // the arguments as a pack copies them (a retain and release per reference-counted argument).
-    return try withResolver(borrowing: found.registration, version: found.version) { resolver, registration in
-      try unsafeDowncast(registration, to: Registration<Service, repeat each Argument>.self)
-        .instance(resolver.nested, owner: found.owner, repeat each arguments)
+    return try withResolver(
+      borrowing: found.registration, as: Registration<Service, repeat each Argument>.self,
+      version: found.version
+    ) { resolver, registration in
+      try registration.instance(resolver.nested, owner: found.owner, repeat each arguments)
     }
   }
 
@@ -107,15 +108,17 @@ extension Scope {
     try checkOpen(Service.self)
     guard
       let found = Scope.find(
-        from: Unmanaged.passUnretained(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
+        from: ScopeRef(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
         arguments: argumentListBits(repeat (each Argument).self), name: name, version: registryVersion)
     else {
       return try withResolver { try $0.resolve(type, name: name, arguments: repeat each arguments) }
     }
     if found.isOwnerClosed { throw found.closedError() }
-    return try withResolver(borrowing: found.registration, version: found.version) { resolver, registration in
-      try unsafeDowncast(registration, to: Registration<Service, repeat each Argument>.self)
-        .instance(resolver.nested, owner: found.owner, repeat each arguments)
+    return try withResolver(
+      borrowing: found.registration, as: Registration<Service, repeat each Argument>.self,
+      version: found.version
+    ) { resolver, registration in
+      try registration.instance(resolver.nested, owner: found.owner, repeat each arguments)
     }
   }
 
@@ -168,7 +171,7 @@ extension Scope {
 
   /// The registry version a top-level resolve from this scope reads at: the tree's newest.
   @inlinable
-  final var registryVersion: UInt { Scope.currentVersion(of: Unmanaged.passUnretained(self)) }
+  final var registryVersion: UInt { Scope.currentVersion(of: ScopeRef(self)) }
 
   /// A ``Lazy`` that resolves `type` from this scope on first use.
   ///
@@ -196,8 +199,8 @@ extension Scope {
   /// ``Lazy``, ``Provider`` or ``Injected`` made now is made for.
   final var ambientHolder: AnyRegistration? {
     guard
-      let holder = ThreadContext.ambientHolder(resolvingIn: Unmanaged.passUnretained(self))?
-        .takeUnretainedValue(),
+      let holder = ThreadContext.ambientHolder(resolvingIn: ScopeRef(self))?
+        .registration,
       LifetimeRules.constrainsLookups(by: holder.kind)
     else { return nil }
     return holder
@@ -208,7 +211,7 @@ extension Scope {
   /// racing with the close is settled where the instance is stored, under the owning scope's lock.
   @inlinable @inline(__always)
   final func checkOpen<Service>(_ type: Service.Type) throws {
-    if Scope.isClosed(Unmanaged.passUnretained(self)) { throw closedError(Service.self) }
+    if Scope.isClosed(ScopeRef(self)) { throw closedError(Service.self) }
   }
 
   @usableFromInline

@@ -58,7 +58,7 @@ extension Scope {
   /// the caller to ``scopedSlot(for:thread:)``, which handles every case.
   @inlinable @inline(__always)
   final func reserveFreeInlineSlot(_ registration: AnyRegistration, thread: UInt) -> Int? {
-    guard !Scope.isClosed(Unmanaged.passUnretained(self)) else { return nil }
+    guard !Scope.isClosed(ScopeRef(self)) else { return nil }
     let id = registration.identity
     for index in 0..<InlineSlots.count {
       let tag = inlineSlots.tag(index)
@@ -246,12 +246,12 @@ extension Scope {
   /// `captor`, or the shared instance whose factory made `start` current) may keep it.
   @inlinable @inline(__always)
   static func owningScope(
-    from start: Unmanaged<Scope>, for registration: AnyRegistration, captor: Unmanaged<AnyRegistration>?
-  ) throws -> Unmanaged<Scope> {
+    from start: ScopeRef, for registration: AnyRegistration, captor: RegistrationRef?
+  ) throws -> ScopeRef {
     let tagID = registration.scopeTagID
     guard tagID != 0 else {
       if let holder = captor ?? ThreadContext.ambientHolder(resolvingIn: start),
-        holder._withUnsafeGuaranteedRef({
+        holder.with({
           LifetimeRules.capture(of: .scoped, tagged: nil, by: $0.kind) == .captive
         })
       {
@@ -261,8 +261,8 @@ extension Scope {
     }
     var current = start
     while true {
-      if current._withUnsafeGuaranteedRef({ $0.tag.id == tagID }) { return current }
-      guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { break }
+      if current.with({ $0.tag.id == tagID }) { return current }
+      guard let parent = current.parent else { break }
       current = parent
     }
     let holder = captor ?? ThreadContext.ambientHolder(resolvingIn: start)
@@ -271,37 +271,37 @@ extension Scope {
 
   /// The scope with tag `tagID` at or above `start` (`start` itself for 0), or `nil`.
   @inlinable @inline(__always)
-  static func owningScopeIfPresent(from start: Unmanaged<Scope>, tagID: Int) -> Unmanaged<Scope>? {
+  static func owningScopeIfPresent(from start: ScopeRef, tagID: Int) -> ScopeRef? {
     guard tagID != 0 else { return start }
     var current = start
     while true {
-      if current._withUnsafeGuaranteedRef({ $0.tag.id == tagID }) { return current }
-      guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
+      if current.with({ $0.tag.id == tagID }) { return current }
+      guard let parent = current.parent else { return nil }
       current = parent
     }
   }
 
   /// The error for an untagged `scoped` registration that a singleton or weak instance would keep.
   @usableFromInline
-  static func captive(_ registration: AnyRegistration, heldBy holder: Unmanaged<AnyRegistration>)
+  static func captive(_ registration: AnyRegistration, heldBy holder: RegistrationRef)
     -> ResolutionError
   {
     ResolutionError(
       .captiveDependency(
-        captive: registration.descriptor, captor: holder.takeUnretainedValue().descriptor, tag: nil))
+        captive: registration.descriptor, captor: holder.registration.descriptor, tag: nil))
   }
 
   /// The error for a `scoped(tag)` registration resolved where no enclosing scope has the tag.
   @usableFromInline
   static func noOwningScope(
-    from start: Unmanaged<Scope>, for registration: AnyRegistration, captor: Unmanaged<AnyRegistration>?
+    from start: ScopeRef, for registration: AnyRegistration, captor: RegistrationRef?
   ) -> ResolutionError {
     let tag = registration.lifetime.scopeTag ?? .root
-    if let captor = captor?.takeUnretainedValue() {
+    if let captor = captor?.registration {
       return ResolutionError(
         .captiveDependency(captive: registration.descriptor, captor: captor.descriptor, tag: tag))
     }
-    let scope = start.takeUnretainedValue().chainDescription
+    let scope = start.scope.chainDescription
     return ResolutionError(.noScopeWithTag(registration.descriptor, tag: tag, scope: scope))
   }
 }

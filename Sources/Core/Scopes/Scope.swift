@@ -84,7 +84,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     parent._withUnsafeGuaranteedRef { parent in
       // A new scope has no registrations: its nearest scope with some is the parent, if the
       // parent has any, or else the parent's cached answer, if that is current.
-      let generation = Scope.currentGeneration(of: Unmanaged.passUnretained(parent))
+      let generation = Scope.currentGeneration(of: ScopeRef(parent))
       if parent.registry.load(ordering: .acquiring) != nil {
         skipTarget.store(UInt(bitPattern: Unmanaged.passUnretained(parent).toOpaque()), ordering: .relaxed)
         skipGeneration.store(generation, ordering: .relaxed)
@@ -106,15 +106,15 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
 
   /// Whether this scope, or any scope above it, has started closing: a closed scope resolves
   /// nothing and makes no children.
-  public final var isClosed: Bool { Scope.isClosed(Unmanaged.passUnretained(self)) }
+  public final var isClosed: Bool { Scope.isClosed(ScopeRef(self)) }
 
   /// Whether `scope` or an ancestor has started closing: plain loads up the chain, no lock.
   @inlinable @inline(__always)
-  static func isClosed(_ scope: Unmanaged<Scope>) -> Bool {
+  static func isClosed(_ scope: ScopeRef) -> Bool {
     var current = scope
     while true {
-      if current._withUnsafeGuaranteedRef({ $0.isClosing }) { return true }
-      guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return false }
+      if current.with({ $0.isClosing }) { return true }
+      guard let parent = current.parent else { return false }
       current = parent
     }
   }
@@ -122,27 +122,27 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// The nearest registration for an unnamed key, from `start` up to the root, as published at
   /// registry `version` (see ``registry(asOf:)``).
   @inlinable @inline(__always)
-  static func find(from start: Unmanaged<Scope>, service: UInt, arguments: UInt, version: UInt) -> Found? {
+  static func find(from start: ScopeRef, service: UInt, arguments: UInt, version: UInt) -> Found? {
     // The scope itself first: for the container (and any scope with registrations) that is the
     // whole lookup, without touching the skip cache.
-    if let registry = start._withUnsafeGuaranteedRef({ $0.registry(asOf: version) }),
+    if let registry = start.with({ $0.registry(asOf: version) }),
       let registration = registry._withUnsafeGuaranteedRef({
         $0.find(service: service, arguments: arguments)
       })
     {
-      return Found(registration: registration, owner: start, version: version)
+      return Found(registration: RegistrationRef(unmanaged: registration), owner: start, version: version)
     }
-    guard let parent = start._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
+    guard let parent = start.parent else { return nil }
     var next = withRegistry(from: parent, generation: version)
     while let current = next {
-      if let registry = current._withUnsafeGuaranteedRef({ $0.registry(asOf: version) }),
+      if let registry = current.with({ $0.registry(asOf: version) }),
         let registration = registry._withUnsafeGuaranteedRef({
           $0.find(service: service, arguments: arguments)
         })
       {
-        return Found(registration: registration, owner: current, version: version)
+        return Found(registration: RegistrationRef(unmanaged: registration), owner: current, version: version)
       }
-      guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
+      guard let parent = current.parent else { return nil }
       next = withRegistry(from: parent, generation: version)
     }
     return nil
@@ -152,26 +152,26 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// registry `version`.
   @inlinable @inline(__always)
   static func find<Name: Hashable & Sendable>(
-    from start: Unmanaged<Scope>, service: UInt, arguments: UInt, name: Name, version: UInt
+    from start: ScopeRef, service: UInt, arguments: UInt, name: Name, version: UInt
   ) -> Found? {
-    if let registry = start._withUnsafeGuaranteedRef({ $0.registry(asOf: version) }),
+    if let registry = start.with({ $0.registry(asOf: version) }),
       let registration = registry._withUnsafeGuaranteedRef({
         $0.find(service: service, arguments: arguments, name: name)
       })
     {
-      return Found(registration: registration, owner: start, version: version)
+      return Found(registration: RegistrationRef(unmanaged: registration), owner: start, version: version)
     }
-    guard let parent = start._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
+    guard let parent = start.parent else { return nil }
     var next = withRegistry(from: parent, generation: version)
     while let current = next {
-      if let registry = current._withUnsafeGuaranteedRef({ $0.registry(asOf: version) }),
+      if let registry = current.with({ $0.registry(asOf: version) }),
         let registration = registry._withUnsafeGuaranteedRef({
           $0.find(service: service, arguments: arguments, name: name)
         })
       {
-        return Found(registration: registration, owner: current, version: version)
+        return Found(registration: RegistrationRef(unmanaged: registration), owner: current, version: version)
       }
-      guard let parent = current._withUnsafeGuaranteedRef({ $0.parentReference }) else { return nil }
+      guard let parent = current.parent else { return nil }
       next = withRegistry(from: parent, generation: version)
     }
     return nil
@@ -205,25 +205,25 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
 
   /// The registry version a top-level resolve starting in `scope` reads at: the tree's newest.
   @inlinable @inline(__always)
-  static func currentVersion(of scope: Unmanaged<Scope>) -> UInt { currentGeneration(of: scope) }
+  static func currentVersion(of scope: ScopeRef) -> UInt { currentGeneration(of: scope) }
 
   /// The root's registry generation.
   @inlinable @inline(__always)
-  static func currentGeneration(of scope: Unmanaged<Scope>) -> UInt {
-    let root = scope._withUnsafeGuaranteedRef { $0.rootReference } ?? scope
-    return root._withUnsafeGuaranteedRef { $0.registryGeneration.load(ordering: .acquiring) }
+  static func currentGeneration(of scope: ScopeRef) -> UInt {
+    let root = scope.with { $0.rootReference }.map(ScopeRef.init(unmanaged:)) ?? scope
+    return root.with { $0.registryGeneration.load(ordering: .acquiring) }
   }
 
   /// The nearest scope at or above `scope` with registrations, from its cache when the cache is
   /// of `generation`.
   @inlinable @inline(__always)
-  static func withRegistry(from scope: Unmanaged<Scope>, generation: UInt) -> Unmanaged<Scope>? {
-    scope._withUnsafeGuaranteedRef { scope in
+  static func withRegistry(from scope: ScopeRef, generation: UInt) -> ScopeRef? {
+    scope.with { scope in
       guard scope.skipGeneration.load(ordering: .acquiring) == generation else {
         return scope.refreshSkip(generation: generation)
       }
       return UnsafeRawPointer(bitPattern: scope.skipTarget.load(ordering: .acquiring)).map {
-        Unmanaged<Scope>.fromOpaque($0)
+        ScopeRef(unmanaged: .fromOpaque($0))
       }
     }
   }
@@ -234,15 +234,15 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// whole (target, generation) pairs and the last pair is never older than the generation it
   /// names. A reader that sees a generation then sees that pair's target or a newer one.
   @usableFromInline
-  final func refreshSkip(generation _: UInt) -> Unmanaged<Scope>? {
+  final func refreshSkip(generation _: UInt) -> ScopeRef? {
     withStateIfMade { _ in
-      let generation = Scope.currentGeneration(of: Unmanaged.passUnretained(self))
-      var current: Unmanaged<Scope>? = Unmanaged.passUnretained(self)
+      let generation = Scope.currentGeneration(of: ScopeRef(self))
+      var current: ScopeRef? = ScopeRef(self)
       while let scope = current {
-        if scope._withUnsafeGuaranteedRef({ $0.registry.load(ordering: .acquiring) }) != nil { break }
-        current = scope._withUnsafeGuaranteedRef { $0.parentReference }
+        if scope.with({ $0.registry.load(ordering: .acquiring) }) != nil { break }
+        current = scope.parent
       }
-      skipTarget.store(current.map { UInt(bitPattern: $0.toOpaque()) } ?? 0, ordering: .releasing)
+      skipTarget.store(current.map { UInt(bitPattern: $0.address) } ?? 0, ordering: .releasing)
       skipGeneration.store(generation, ordering: .releasing)
       return current
     }

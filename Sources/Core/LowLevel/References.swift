@@ -1,0 +1,116 @@
+/// A scope reached without reference counting: what the read path passes around instead of
+/// `Scope` itself, because retaining and releasing the scope on every lookup cost about a third
+/// of a resolve and kept two threads from scaling.
+///
+/// **Invariant.** A `ScopeRef` is made only from a scope that somebody holds for as long as the
+/// `ScopeRef` is used, and is never stored beyond that: the caller of a resolve holds the scope it
+/// resolves from (a `Resolver`, a `Found` and the ambient owner live only during that call), and a
+/// scope holds its ancestors (its parent link is retained), so ``parent`` stays valid too.
+@usableFromInline @frozen
+struct ScopeRef {
+  @usableFromInline let unmanaged: Unmanaged<Scope>
+
+  @inlinable @inline(__always)
+  init(_ scope: Scope) { unmanaged = .passUnretained(scope) }
+
+  @inlinable @inline(__always)
+  init(unmanaged: Unmanaged<Scope>) { self.unmanaged = unmanaged }
+
+  /// Runs `body` on the scope, without a retain.
+  @inlinable @inline(__always)
+  func with<Result>(_ body: (Scope) throws -> Result) rethrows -> Result {
+    try unmanaged._withUnsafeGuaranteedRef(body)
+  }
+
+  /// The scope, retained: for slow paths that keep it.
+  @inlinable
+  var scope: Scope { unmanaged.takeUnretainedValue() }
+
+  /// The enclosing scope; `nil` for the root.
+  @inlinable @inline(__always)
+  var parent: ScopeRef? { with { $0.parentReference }.map(ScopeRef.init(unmanaged:)) }
+
+  /// The scope's address, to compare with one a thread remembers (never to reach it).
+  @inlinable @inline(__always)
+  var address: UnsafeRawPointer { UnsafeRawPointer(unmanaged.toOpaque()) }
+
+  @inlinable @inline(__always)
+  static func === (lhs: ScopeRef, rhs: ScopeRef) -> Bool {
+    lhs.unmanaged.toOpaque() == rhs.unmanaged.toOpaque()
+  }
+}
+
+/// A registration reached without reference counting.
+///
+/// **Invariant.** A registration lives at least as long as the registry snapshots that hold it,
+/// and a scope keeps every snapshot it published until it is freed; a `RegistrationRef` is made
+/// from a registration found in (or being built by) a scope that is held while it is used, as for
+/// ``ScopeRef``. ``withTyped(_:_:)`` relies on the key: a registration found under a key was made
+/// with exactly the service and argument types the key names (the key holds their identities), so
+/// the downcast cannot fail.
+@usableFromInline @frozen
+struct RegistrationRef {
+  @usableFromInline let unmanaged: Unmanaged<AnyRegistration>
+
+  @inlinable @inline(__always)
+  init(_ registration: AnyRegistration) { unmanaged = .passUnretained(registration) }
+
+  @inlinable @inline(__always)
+  init(unmanaged: Unmanaged<AnyRegistration>) { self.unmanaged = unmanaged }
+
+  /// Runs `body` on the registration, without a retain.
+  @inlinable @inline(__always)
+  func with<Result>(_ body: (AnyRegistration) throws -> Result) rethrows -> Result {
+    try unmanaged._withUnsafeGuaranteedRef(body)
+  }
+
+  /// The registration, retained: for slow paths.
+  @inlinable
+  var registration: AnyRegistration { unmanaged.takeUnretainedValue() }
+
+  /// The registration's address, to compare with one a thread remembers.
+  @inlinable @inline(__always)
+  var address: UnsafeRawPointer { UnsafeRawPointer(unmanaged.toOpaque()) }
+
+  /// Runs `body` on the registration typed as the key it was found under says (see the
+  /// invariant), without a retain.
+  @inlinable @inline(__always)
+  func withTyped<Service, each Argument, Result>(
+    _ type: Registration<Service, repeat each Argument>.Type,
+    _ body: (Registration<Service, repeat each Argument>) throws -> Result
+  ) rethrows -> Result {
+    try unmanaged._withUnsafeGuaranteedRef { try body(unsafeDowncast($0, to: type)) }
+  }
+}
+
+/// Where one top-level resolve keeps its `graph` instances: a variable of the frame that started
+/// the resolve, reached from every nested resolver, with the cache made on first use (most
+/// resolves never need one, and then cost no allocation).
+///
+/// **Invariant.** The pointer is to a local of ``with(_:)``, valid while that call runs; only
+/// resolvers carry a slot, and a resolver is non-copyable and only lent within that call, so no
+/// slot outlives its variable. The variable holds one retain of the cache, given back when the
+/// call returns.
+@usableFromInline @frozen
+struct GraphCacheSlot {
+  @usableFromInline let pointer: UnsafeMutablePointer<Unmanaged<GraphCache>?>
+
+  @inlinable @inline(__always)
+  init(pointer: UnsafeMutablePointer<Unmanaged<GraphCache>?>) { self.pointer = pointer }
+
+  /// Runs `body` with a slot whose cache lives until `body` returns.
+  @inlinable @inline(__always)
+  static func with<Result>(_ body: (GraphCacheSlot) throws -> Result) rethrows -> Result {
+    var graph: Unmanaged<GraphCache>? = nil
+    defer { if let graph { graph.release() } }
+    return try withUnsafeMutablePointer(to: &graph) { try body(GraphCacheSlot(pointer: $0)) }
+  }
+
+  /// The resolve's cache, made now if it was not yet.
+  var cache: GraphCache {
+    if let existing = pointer.pointee { return existing.takeUnretainedValue() }
+    let made = GraphCache()
+    pointer.pointee = Unmanaged.passRetained(made)
+    return made
+  }
+}
