@@ -30,7 +30,7 @@ extension Registration {
 ///
 /// Not `Sendable`: it belongs to one top-level resolve, on one thread.
 @usableFromInline
-final class GraphCache {
+package final class GraphCache {
   /// `nil` value: the entry is under construction.
   var entries: [UInt: AnyObject?] = [:]
 

@@ -7,35 +7,35 @@
 /// resolves from (a `Resolver`, a `Found` and the ambient owner live only during that call), and a
 /// scope holds its ancestors (its parent link is retained), so ``parent`` stays valid too.
 @usableFromInline @frozen
-struct ScopeRef {
+package struct ScopeRef {
   @usableFromInline let unmanaged: Unmanaged<Scope>
 
   @inlinable @inline(__always)
-  init(_ scope: Scope) { unmanaged = .passUnretained(scope) }
+  package init(_ scope: Scope) { unmanaged = .passUnretained(scope) }
 
   @inlinable @inline(__always)
   init(unmanaged: Unmanaged<Scope>) { self.unmanaged = unmanaged }
 
   /// Runs `body` on the scope, without a retain.
   @inlinable @inline(__always)
-  func with<Result>(_ body: (Scope) throws -> Result) rethrows -> Result {
+  package func with<Result>(_ body: (Scope) throws -> Result) rethrows -> Result {
     try unmanaged._withUnsafeGuaranteedRef(body)
   }
 
   /// The scope, retained: for slow paths that keep it.
   @inlinable
-  var scope: Scope { unmanaged.takeUnretainedValue() }
+  package var scope: Scope { unmanaged.takeUnretainedValue() }
 
   /// The enclosing scope; `nil` for the root.
   @inlinable @inline(__always)
-  var parent: ScopeRef? { with { $0.parentReference }.map(ScopeRef.init(unmanaged:)) }
+  package var parent: ScopeRef? { with { $0.parentReference }.map(ScopeRef.init(unmanaged:)) }
 
   /// The scope's address, to compare with one a thread remembers (never to reach it).
   @inlinable @inline(__always)
   var address: UnsafeRawPointer { UnsafeRawPointer(unmanaged.toOpaque()) }
 
   @inlinable @inline(__always)
-  static func === (lhs: ScopeRef, rhs: ScopeRef) -> Bool {
+  package static func === (lhs: ScopeRef, rhs: ScopeRef) -> Bool {
     lhs.unmanaged.toOpaque() == rhs.unmanaged.toOpaque()
   }
 }
@@ -49,7 +49,7 @@ struct ScopeRef {
 /// with exactly the service and argument types the key names (the key holds their identities), so
 /// the downcast cannot fail.
 @usableFromInline @frozen
-struct RegistrationRef {
+package struct RegistrationRef {
   @usableFromInline let unmanaged: Unmanaged<AnyRegistration>
 
   @inlinable @inline(__always)
@@ -92,7 +92,7 @@ struct RegistrationRef {
 /// slot outlives its variable. The variable holds one retain of the cache, given back when the
 /// call returns.
 @usableFromInline @frozen
-struct GraphCacheSlot {
+package struct GraphCacheSlot {
   @usableFromInline let pointer: UnsafeMutablePointer<Unmanaged<GraphCache>?>
 
   @inlinable @inline(__always)
@@ -100,14 +100,14 @@ struct GraphCacheSlot {
 
   /// Runs `body` with a slot whose cache lives until `body` returns.
   @inlinable @inline(__always)
-  static func with<Result>(_ body: (GraphCacheSlot) throws -> Result) rethrows -> Result {
+  package static func with<Result>(_ body: (GraphCacheSlot) throws -> Result) rethrows -> Result {
     var graph: Unmanaged<GraphCache>? = nil
     defer { if let graph { graph.release() } }
     return try withUnsafeMutablePointer(to: &graph) { try body(GraphCacheSlot(pointer: $0)) }
   }
 
   /// The resolve's cache, made now if it was not yet.
-  var cache: GraphCache {
+  package var cache: GraphCache {
     if let existing = pointer.pointee { return existing.takeUnretainedValue() }
     let made = GraphCache()
     pointer.pointee = Unmanaged.passRetained(made)
