@@ -28,7 +28,7 @@ package struct ScopeRef {
 
   /// The enclosing scope; `nil` for the root.
   @inlinable @inline(__always)
-  package var parent: ScopeRef? { with { $0.parentReference }.map(ScopeRef.init(unmanaged:)) }
+  package var parent: ScopeRef? { with { $0.links.parent } }
 
   /// The scope's address, to compare with one a thread remembers (never to reach it).
   @inlinable @inline(__always)
@@ -112,5 +112,26 @@ package struct GraphCacheSlot {
     let made = GraphCache()
     pointer.pointee = Unmanaged.passRetained(made)
     return made
+  }
+}
+
+/// A registry snapshot reached without reference counting.
+///
+/// **Invariant.** Made only from a snapshot that a held scope keeps (see ``SnapshotCell``), and
+/// used only while that scope is held.
+@usableFromInline @frozen
+package struct RegistryRef {
+  @usableFromInline let unmanaged: Unmanaged<Registry>
+
+  @inlinable @inline(__always)
+  init(unmanaged: Unmanaged<Registry>) { self.unmanaged = unmanaged }
+
+  @inlinable @inline(__always)
+  init(_ registry: Registry) { unmanaged = .passUnretained(registry) }
+
+  /// Runs `body` on the snapshot, without a retain.
+  @inlinable @inline(__always)
+  func with<Result>(_ body: (Registry) throws -> Result) rethrows -> Result {
+    try unmanaged._withUnsafeGuaranteedRef(body)
   }
 }

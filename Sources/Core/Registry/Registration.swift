@@ -2,7 +2,7 @@ import Synchronization
 
 /// A registration with its types known: the factory, the lifetime's storage and the post-init hook.
 ///
-/// Found by key in a ``Registry`` and downcast with `unsafeDowncast`: the key holds the service type
+/// Found by key in a ``Registry`` and typed through `RegistrationRef.withTyped`: the key holds the service type
 /// and the argument types, so a registration found under a key always has exactly these generic
 /// arguments.
 ///

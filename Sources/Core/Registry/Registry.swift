@@ -183,6 +183,18 @@ final class Registry: @unchecked Sendable {
 
   /// The latest unnamed registration for a service and argument types.
   @inlinable @inline(__always)
+  func lookup(service: UInt, arguments: UInt) -> RegistrationRef? {
+    find(service: service, arguments: arguments).map(RegistrationRef.init(unmanaged:))
+  }
+
+  /// ``lookup(service:arguments:)`` with a name.
+  @inlinable @inline(__always)
+  func lookup<Name: Hashable & Sendable>(service: UInt, arguments: UInt, name: Name) -> RegistrationRef? {
+    find(service: service, arguments: arguments, name: name).map(RegistrationRef.init(unmanaged:))
+  }
+
+  /// The latest registration for a service and argument types, as stored in the slots.
+  @inlinable @inline(__always)
   func find(service: UInt, arguments: UInt) -> Unmanaged<AnyRegistration>? {
     if let found = slot(service: service, arguments: arguments, nameType: 0)?.pointee.registration {
       return found

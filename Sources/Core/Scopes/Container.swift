@@ -27,7 +27,7 @@ public final class Container: Scope, @unchecked Sendable {
   /// try container.register { registry in registry.register(Clock.self) { _ in SystemClock() } }
   /// ```
   public init() {
-    super.init(tag: .root, name: nil, retainedParent: nil)
+    super.init(tag: .root, name: nil, links: TreeLinks(retainedParent: nil))
   }
 
   /// Creates a container holding one batch of registrations, and makes its eager singletons.

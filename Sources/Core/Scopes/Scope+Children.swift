@@ -21,7 +21,7 @@ extension Scope {
   ///   closed.
   public final func makeScope(_ tag: ScopeTag, name: String? = nil) throws -> Scope {
     guard !Scope.isClosed(ScopeRef(self)) else { throw closedError(making: tag) }
-    return Scope(tag: tag, name: name, retainedParent: Unmanaged.passUnretained(self).retain())
+    return Scope(tag: tag, name: name, links: TreeLinks(retainedParent: TreeLinks.retain(self)))
   }
 
   /// The error for making a child of this closed scope.
@@ -71,15 +71,9 @@ extension Scope {
     guard parent.ensureLinked() else { return false }
     return parent.withState { state in
       guard parent.lifecycle.takeOwnership() else { return false }
-      guard !isLinked else { return true }
+      guard !siblings.isLinked else { return true }
       guard lifecycle.requestLink() else { return false }
-      let linked = Unmanaged.passRetained(self)  // the list's retain
-      if let first = state.firstChild {
-        first._withUnsafeGuaranteedRef { $0.previousSibling = linked }
-        nextSibling = first
-      }
-      state.firstChild = linked
-      isLinked = true
+      state.children.link(self)
       return true
     }
   }
@@ -87,39 +81,8 @@ extension Scope {
   /// Unlinks this scope from its parent's list of children to close, if it is linked.
   func detachFromParent() {
     guard let parent else { return }
-    let wasLinked = parent.withStateIfMade { state -> Bool in
-      guard isLinked, let state else { return false }
-      isLinked = false
-      if let previousSibling {
-        previousSibling._withUnsafeGuaranteedRef { $0.nextSibling = nextSibling }
-      } else {
-        state.firstChild = nextSibling
-      }
-      nextSibling?._withUnsafeGuaranteedRef { $0.previousSibling = previousSibling }
-      nextSibling = nil
-      previousSibling = nil
-      return true
-    }
+    let wasLinked = parent.withStateIfMade { state in state?.children.unlink(self) ?? false }
     // Give back the list's retain, outside the lock; the caller holds another.
-    if wasLinked { Unmanaged.passUnretained(self).release() }
-  }
-
-  /// Takes the live children out of the list, newest first; the list's retains move into the
-  /// returned array.
-  func takeChildren(_ state: ScopeState) -> [Scope] {
-    var children: [Scope] = []
-    var current = state.firstChild
-    state.firstChild = nil
-    while let child = current {
-      current = child._withUnsafeGuaranteedRef { child in
-        let next = child.nextSibling
-        child.nextSibling = nil
-        child.previousSibling = nil
-        child.isLinked = false
-        return next
-      }
-      children.append(child.takeRetainedValue())
-    }
-    return children
+    if wasLinked { ChildList.giveBack(self) }
   }
 }

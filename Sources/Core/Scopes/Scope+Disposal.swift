@@ -120,7 +120,7 @@ extension Scope {
       state.disposals = []
       // Dropped after the lock is released: freeing an instance runs its `deinit`.
       swap(&overflow, &state.scoped)
-      return (state.firstChild == nil ? [] : takeChildren(state), own)
+      return (state.children.isEmpty ? [] : state.children.takeAll(), own)
     }
     overflow.removeAll()
     guard let taken, !(taken.children.isEmpty && taken.own.isEmpty) else {

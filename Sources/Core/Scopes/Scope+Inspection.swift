@@ -12,7 +12,7 @@ extension Scope {
     return chain.reversed().map { scope in
       (
         scope,
-        scope.registry.load(ordering: .acquiring)?.takeUnretainedValue().registrations.map(\.descriptor) ?? []
+        scope.registry.current?.registrations.map(\.descriptor) ?? []
       )
     }
   }

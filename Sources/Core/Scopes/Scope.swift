@@ -28,75 +28,56 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// An optional label for messages, such as a session or request id.
   public let name: String?
   /// The enclosing scope; `nil` for the ``Container``.
-  public final var parent: Scope? { parentReference?.takeUnretainedValue() }
-  /// The enclosing scope, retained by this scope and released in `deinit`. (Not a strong stored
-  /// property: freeing one of those costs the compiler's generic teardown three reference-count
-  /// operations instead of one.)
-  @usableFromInline let parentReference: Unmanaged<Scope>?
-  /// The root of the tree; `nil` for the root itself.
-  @usableFromInline let rootReference: Unmanaged<Scope>?
-  /// Valid while it equals the root's `registryGeneration`: see `skipTarget`.
-  @usableFromInline let skipGeneration = Atomic<UInt>(UInt.max)
+  public final var parent: Scope? { links.parent?.scope }
+  /// The links to the parent (retained) and to the root (see ``TreeLinks``).
+  @usableFromInline let links: TreeLinks
+  /// The nearest scope at or above this one that has registrations, cached for one registry
+  /// generation of the tree (see ``SkipLink``). Lets a lookup pass over scopes without
+  /// registrations in O(1).
+  @usableFromInline let skip = SkipLink()
   /// Used on the root only: the tree's registry version, bumped by every publish in any scope of
   /// the tree (under `Scope.publishLock`). It stamps each new snapshot, so that one resolve reads
   /// one version throughout, and it invalidates every scope's cached `skipTarget`.
   @usableFromInline let registryGeneration = Atomic<UInt>(0)
-  /// The nearest scope at or above this one that has registrations (Unmanaged bits; 0 for none),
-  /// valid while `skipGeneration` equals the root's `registryGeneration`. Lets a lookup pass over
-  /// scopes without registrations in O(1).
-  @usableFromInline let skipTarget = Atomic<UInt>(0)
-  /// This scope's current registry snapshot; `nil` while it has no registrations of its own.
-  @usableFromInline let registry = Atomic<Unmanaged<Registry>?>(nil)
+  /// This scope's current registry snapshot; empty while it has no registrations of its own.
+  @usableFromInline let registry = SnapshotCell()
   private let stateLock = SpinLock()
   /// Where the scope is in its life (see ``ScopeLifecycle``). A scope is closed (resolves
   /// nothing) when it or any ancestor has begun closing.
   @usableFromInline let lifecycle = ScopeLifecycle()
-  /// Whether this scope is in its parent's list; guarded by the parent's `state`.
-  var isLinked = false
   /// Guarded by `stateLock`; reached through `withState`, which makes it on first use. Most
   /// request scopes never need it, and then making and freeing them touches no part of it.
   @exclusivity(unchecked) private var guardedState: ScopeState?
-  /// Links among the parent's linked children, guarded by the parent's `state`. A scope links
-  /// itself into its parent only once it owns something to dispose (see `ensureLinked`), so a
-  /// plain request scope costs its parent no lock and is freed as soon as nobody holds it.
-  /// Unmanaged: the list holds one retain of each linked child, taken when it is linked and given
-  /// back when it is unlinked, so an unlinked scope has no links to release when it is freed.
-  var nextSibling: Unmanaged<Scope>?
-  var previousSibling: Unmanaged<Scope>?
+  /// This scope's place in its parent's list of children to close (see ``ChildList``), guarded
+  /// by the parent's state lock.
+  var siblings = SiblingLinks()
   /// The first scoped instances of this scope, reached without a lock (see ``InlineSlots``).
   @usableFromInline let inlineSlots = InlineSlots()
   /// How many threads are reading this scope's cached instances right now (see `readingCache`):
   /// a close waits for them to finish before it releases what the cache holds.
   @usableFromInline let cacheReaders = Atomic<UInt>(0)
 
-  /// - Parameter parent: The enclosing scope, retained once for this scope (see
-  ///   `parentReference`); `nil` for the root.
-  init(tag: ScopeTag, name: String?, retainedParent parent: Unmanaged<Scope>?) {
+  /// - Parameter links: The links to the parent (retained once for this scope, see
+  ///   ``TreeLinks``) and the root.
+  init(tag: ScopeTag, name: String?, links: TreeLinks) {
     self.tag = tag
     self.name = name
-    guard let parent else {
-      parentReference = nil
-      rootReference = nil
-      return
-    }
-    parentReference = parent
-    rootReference = parent._withUnsafeGuaranteedRef { $0.rootReference } ?? parent
-    parent._withUnsafeGuaranteedRef { parent in
+    self.links = links
+    guard let parent = links.parent else { return }
+    parent.with { parent in
       // A new scope has no registrations: its nearest scope with some is the parent, if the
       // parent has any, or else the parent's cached answer, if that is current.
       let generation = Scope.currentGeneration(of: ScopeRef(parent))
-      if parent.registry.load(ordering: .acquiring) != nil {
-        skipTarget.store(UInt(bitPattern: Unmanaged.passUnretained(parent).toOpaque()), ordering: .relaxed)
-        skipGeneration.store(generation, ordering: .relaxed)
-      } else if parent.skipGeneration.load(ordering: .acquiring) == generation {
-        skipTarget.store(parent.skipTarget.load(ordering: .acquiring), ordering: .relaxed)
-        skipGeneration.store(generation, ordering: .relaxed)
+      if !parent.registry.isEmpty {
+        skip.store(ScopeRef(parent), generation: generation)
+      } else if let target = parent.skip.target(ifOf: generation) {
+        skip.store(target, generation: generation)
       }
     }
   }
 
   deinit {
-    defer { parentReference?.release() }
+    defer { links.releaseParent() }
     inlineSlots.releaseAll()
   }
 
@@ -126,21 +107,17 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     // The scope itself first: for the container (and any scope with registrations) that is the
     // whole lookup, without touching the skip cache.
     if let registry = start.with({ $0.registry(asOf: version) }),
-      let registration = registry._withUnsafeGuaranteedRef({
-        $0.find(service: service, arguments: arguments)
-      })
+      let registration = registry.with({ $0.lookup(service: service, arguments: arguments) })
     {
-      return Found(registration: RegistrationRef(unmanaged: registration), owner: start, version: version)
+      return Found(registration: registration, owner: start, version: version)
     }
     guard let parent = start.parent else { return nil }
     var next = withRegistry(from: parent, generation: version)
     while let current = next {
       if let registry = current.with({ $0.registry(asOf: version) }),
-        let registration = registry._withUnsafeGuaranteedRef({
-          $0.find(service: service, arguments: arguments)
-        })
+        let registration = registry.with({ $0.lookup(service: service, arguments: arguments) })
       {
-        return Found(registration: RegistrationRef(unmanaged: registration), owner: current, version: version)
+        return Found(registration: registration, owner: current, version: version)
       }
       guard let parent = current.parent else { return nil }
       next = withRegistry(from: parent, generation: version)
@@ -155,21 +132,17 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     from start: ScopeRef, service: UInt, arguments: UInt, name: Name, version: UInt
   ) -> Found? {
     if let registry = start.with({ $0.registry(asOf: version) }),
-      let registration = registry._withUnsafeGuaranteedRef({
-        $0.find(service: service, arguments: arguments, name: name)
-      })
+      let registration = registry.with({ $0.lookup(service: service, arguments: arguments, name: name) })
     {
-      return Found(registration: RegistrationRef(unmanaged: registration), owner: start, version: version)
+      return Found(registration: registration, owner: start, version: version)
     }
     guard let parent = start.parent else { return nil }
     var next = withRegistry(from: parent, generation: version)
     while let current = next {
       if let registry = current.with({ $0.registry(asOf: version) }),
-        let registration = registry._withUnsafeGuaranteedRef({
-          $0.find(service: service, arguments: arguments, name: name)
-        })
+        let registration = registry.with({ $0.lookup(service: service, arguments: arguments, name: name) })
       {
-        return Found(registration: RegistrationRef(unmanaged: registration), owner: current, version: version)
+        return Found(registration: registration, owner: current, version: version)
       }
       guard let parent = current.parent else { return nil }
       next = withRegistry(from: parent, generation: version)
@@ -181,9 +154,10 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// newest one published at or before `version`; `nil` if there was none yet. One load and a
   /// compare, unless a batch was published since the resolve began.
   @inlinable @inline(__always)
-  final func registry(asOf version: UInt) -> Unmanaged<Registry>? {
-    guard let current = registry.load(ordering: .acquiring) else { return nil }
-    if _fastPath(current._withUnsafeGuaranteedRef({ $0.version }) <= version) { return current }
+  final func registry(asOf version: UInt) -> RegistryRef? {
+    let current = registry.withCurrent { current in (RegistryRef(current), current.version <= version) }
+    guard let current else { return nil }
+    if _fastPath(current.1) { return current.0 }
     return publishedRegistry(asOf: version)
   }
 
@@ -193,13 +167,13 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// A factory that registered something itself sees it: when this thread published in this tree
   /// after the resolve began, the resolve reads at the version of that publish.
   @usableFromInline
-  final func publishedRegistry(asOf version: UInt) -> Unmanaged<Registry>? {
+  final func publishedRegistry(asOf version: UInt) -> RegistryRef? {
     let version = Swift.max(version, ThreadContext.publishedVersion(tree: treeID))
     return withStateIfMade { state in
       guard let snapshots = state?.snapshots,
         let index = snapshots.lastIndex(where: { $0.version <= version })
       else { return nil }
-      return Unmanaged.passUnretained(snapshots[index])
+      return RegistryRef(snapshots[index])
     }
   }
 
@@ -210,7 +184,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// The root's registry generation.
   @inlinable @inline(__always)
   static func currentGeneration(of scope: ScopeRef) -> UInt {
-    let root = scope.with { $0.rootReference }.map(ScopeRef.init(unmanaged:)) ?? scope
+    let root = scope.with { $0.links.root } ?? scope
     return root.with { $0.registryGeneration.load(ordering: .acquiring) }
   }
 
@@ -219,12 +193,10 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   @inlinable @inline(__always)
   static func withRegistry(from scope: ScopeRef, generation: UInt) -> ScopeRef? {
     scope.with { scope in
-      guard scope.skipGeneration.load(ordering: .acquiring) == generation else {
+      guard let target = scope.skip.target(ifOf: generation) else {
         return scope.refreshSkip(generation: generation)
       }
-      return UnsafeRawPointer(bitPattern: scope.skipTarget.load(ordering: .acquiring)).map {
-        ScopeRef(unmanaged: .fromOpaque($0))
-      }
+      return target
     }
   }
 
@@ -239,11 +211,10 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
       let generation = Scope.currentGeneration(of: ScopeRef(self))
       var current: ScopeRef? = ScopeRef(self)
       while let scope = current {
-        if scope.with({ $0.registry.load(ordering: .acquiring) }) != nil { break }
+        if scope.with({ !$0.registry.isEmpty }) { break }
         current = scope.parent
       }
-      skipTarget.store(current.map { UInt(bitPattern: $0.address) } ?? 0, ordering: .releasing)
-      skipGeneration.store(generation, ordering: .releasing)
+      skip.store(current, generation: generation)
       return current
     }
   }
@@ -276,9 +247,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     var result: [(Scope, Registry)] = []
     var current: Scope? = self
     while let scope = current {
-      if let registry = scope.registry.load(ordering: .acquiring) {
-        result.append((scope, registry.takeUnretainedValue()))
-      }
+      if let registry = scope.registry.current { result.append((scope, registry)) }
       current = scope.parent
     }
     return result
@@ -296,12 +265,12 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     try Scope.publishLock.withLock {
       try withState { state in
         guard !isClosed else { throw closedError(additions[0].key) }
-        let root = rootReference?.takeUnretainedValue() ?? self
+        let root = links.root?.scope ?? self
         let version = root.registryGeneration.load(ordering: .relaxed) &+ 1
-        let previous = registry.load(ordering: .acquiring)?.takeUnretainedValue()
+        let previous = registry.current
         let snapshot = Registry(previous: previous, adding: additions, version: version)
         state.snapshots.append(snapshot)
-        registry.store(Unmanaged.passUnretained(snapshot), ordering: .releasing)
+        registry.publish(snapshot)
         root.registryGeneration.store(version, ordering: .releasing)
         ThreadContext.notePublished(version: version, tree: treeID)
       }
@@ -309,7 +278,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   }
 
   /// The `treeID` of the container at the root of this scope's tree.
-  final var treeID: UInt { ((rootReference?.takeUnretainedValue() ?? self) as? Container)?.containerID ?? 0 }
+  final var treeID: UInt { ((links.root?.scope ?? self) as? Container)?.containerID ?? 0 }
 
   /// Serializes publishing (see ``publish(_:)``): held for the snapshot build only.
   static let publishLock = Lock()
@@ -348,9 +317,8 @@ final class ScopeState {
   var scoped: [ScopedSlot] = []
   /// What to dispose on close, in creation order.
   var disposals: [Disposal] = []
-  /// The newest of the linked child scopes, linked through their sibling links; the list holds a
-  /// retain of each.
-  var firstChild: Unmanaged<Scope>?
+  /// The linked child scopes, newest first (see ``ChildList``).
+  var children = ChildList()
   /// The thread running a synchronous close of this scope, once it disposes anything: a second
   /// close on the same thread comes from one of its disposers and must not wait for it.
   var synchronousCloser: UInt = 0

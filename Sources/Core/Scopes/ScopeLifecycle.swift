@@ -177,7 +177,7 @@ extension Scope {
   /// - Returns: What `read` returns; `nil` if this scope is closing.
   @inlinable @inline(__always)
   final func readingCache<Result>(_ read: () -> Result?) -> Result? {
-    guard rootReference != nil else { return read() }
+    guard !links.isRoot else { return read() }
     cacheReaders.add(1, ordering: .sequentiallyConsistent)
     defer { cacheReaders.subtract(1, ordering: .releasing) }
     // Announced before this load, and the close sets `lifecycle` before it waits for readers:
@@ -190,8 +190,8 @@ extension Scope {
   /// singletons of its own registrations) once a close has disposed them, so that a closed scope
   /// someone still holds keeps nothing alive. Not for the root (see ``readingCache(_:)``).
   func releaseCachedInstances() {
-    guard rootReference != nil else { return }
-    if registry.load(ordering: .acquiring) != nil { releaseOwnSingletons() }
+    guard !links.isRoot else { return }
+    if !registry.isEmpty { releaseOwnSingletons() }
     while cacheReaders.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
     for index in 0..<InlineSlots.count {
       let tag = inlineSlots.tag(index)
@@ -208,7 +208,7 @@ extension Scope {
 
   /// The singletons of this scope's own registrations, released by ``releaseCachedInstances()``.
   private func releaseOwnSingletons() {
-    for registration in registry.load(ordering: .acquiring)?.takeUnretainedValue().registrations ?? [] {
+    for registration in registry.current?.registrations ?? [] {
       registration.releaseSharedInstance()
     }
   }
