@@ -112,7 +112,7 @@ final class InjectionStorage<Value>: @unchecked Sendable {
   private weak let scope: Scope?
   /// The shared registration whose factory made the holder of this property, if any: reading it
   /// obeys that instance's lifetime rules. Weak, as in ``Lazy``.
-  private weak let holder: AnyRegistration?
+  private let holder: DeferredHolder?
   /// Whether a scope was given (or current) at creation; if it is gone, reading fails.
   private let hadScope: Bool
   private let make: (@Sendable (Scope) throws -> Value)?
@@ -122,7 +122,7 @@ final class InjectionStorage<Value>: @unchecked Sendable {
 
   init(scope: Scope?, make: @escaping @Sendable (Scope) throws -> Value) {
     self.scope = scope
-    self.holder = scope?.ambientHolder
+    self.holder = scope?.deferredHolder
     self.hadScope = scope != nil
     self.make = make
   }

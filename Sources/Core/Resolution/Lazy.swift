@@ -35,7 +35,7 @@ public final class Lazy<Value>: @unchecked Sendable {
   /// The shared registration whose instance this was made for, if any: its resolve obeys that
   /// instance's lifetime rules. Weak: the instance may hold this `Lazy`, and the registration
   /// holds the instance.
-  private weak let holder: AnyRegistration?
+  private let holder: DeferredHolder?
   private let key: ServiceKey
   private let make: @Sendable (Scope) throws -> Value
   /// The once-guard: no plain lock is held while the resolve runs, and a thread that re-enters
@@ -46,7 +46,7 @@ public final class Lazy<Value>: @unchecked Sendable {
   private var cached: Value?
 
   init(
-    scope: Scope, holder: AnyRegistration?, key: ServiceKey, make: @escaping @Sendable (Scope) throws -> Value
+    scope: Scope, holder: DeferredHolder?, key: ServiceKey, make: @escaping @Sendable (Scope) throws -> Value
   ) {
     self.scope = scope
     self.holder = holder
@@ -94,10 +94,10 @@ public struct Provider<Value>: Sendable {
   /// Weak: see ``Lazy``.
   private weak let scope: Scope?
   /// As ``Lazy``'s: the shared registration whose instance this was made for, if any.
-  private weak let holder: AnyRegistration?
+  private let holder: DeferredHolder?
   private let make: @Sendable (Scope) throws -> Value
 
-  init(scope: Scope, holder: AnyRegistration?, make: @escaping @Sendable (Scope) throws -> Value) {
+  init(scope: Scope, holder: DeferredHolder?, make: @escaping @Sendable (Scope) throws -> Value) {
     self.scope = scope
     self.holder = holder
     self.make = make
@@ -120,11 +120,11 @@ public struct Provider<Value>: Sendable {
 
 /// A type Strata builds by itself when asked for and not registered: ``Lazy`` and ``Provider``.
 protocol ImplicitDependency {
-  init(implicitIn scope: Scope, holder: AnyRegistration?)
+  init(implicitIn scope: Scope, holder: DeferredHolder?)
 }
 
 extension Lazy: ImplicitDependency {
-  convenience init(implicitIn scope: Scope, holder: AnyRegistration?) {
+  convenience init(implicitIn scope: Scope, holder: DeferredHolder?) {
     self.init(scope: scope, holder: holder, key: ServiceKey(Value.self, name: nil)) {
       try $0.resolve(Value.self)
     }
@@ -132,7 +132,7 @@ extension Lazy: ImplicitDependency {
 }
 
 extension Provider: ImplicitDependency {
-  init(implicitIn scope: Scope, holder: AnyRegistration?) {
+  init(implicitIn scope: Scope, holder: DeferredHolder?) {
     self.init(scope: scope, holder: holder) { try $0.resolve(Value.self) }
   }
 }
@@ -150,7 +150,7 @@ enum ResolutionNesting {
   static var limit: Int { 32 }
 
   static func nest<Result>(
-    _ key: ServiceKey, for holder: AnyRegistration? = nil, in scope: Scope? = nil, _ body: () throws -> Result
+    _ key: ServiceKey, for holder: DeferredHolder? = nil, in scope: Scope? = nil, _ body: () throws -> Result
   ) throws -> Result {
     let depth = ThreadContext.lazyNesting
     guard depth < limit, !ThreadContext.isStackNearlyExhausted else {
@@ -158,7 +158,7 @@ enum ResolutionNesting {
     }
     ThreadContext.lazyNesting = depth + 1
     defer { ThreadContext.lazyNesting = depth }
-    guard let holder, let scope else { return try body() }
+    guard let holder = holder?.registration, let scope else { return try body() }
     // Resolved for a shared instance: as inside its factory, the lifetime rules apply to it (see
     // `Scope.owningScope`), and its scope is the current one.
     let outerOwner = ThreadContext.ambientOwner

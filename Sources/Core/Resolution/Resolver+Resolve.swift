@@ -178,11 +178,8 @@ extension Resolver {
 
   /// The shared registration a ``Lazy`` or ``Provider`` made now is made for: the instance this
   /// resolve builds, or the one whose factory made this scope current.
-  var deferredHolder: AnyRegistration? {
-    guard let holder = (captor ?? ThreadContext.ambientHolder(resolvingIn: scope))?.registration,
-      LifetimeRules.constrainsLookups(by: holder.kind)
-    else { return nil }
-    return holder
+  var deferredHolder: DeferredHolder? {
+    DeferredHolder.link(to: captor ?? ThreadContext.ambientHolder(resolvingIn: scope))
   }
 }
 

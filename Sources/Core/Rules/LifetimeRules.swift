@@ -67,3 +67,26 @@ package enum LifetimeRules {
     }
   }
 }
+
+/// The shared registration a `Lazy`, `Provider` or `@Injected` property was made for, when the
+/// lifetime rules can forbid it something (``LifetimeRules/constrainsLookups(by:)``): its later
+/// resolves obey that holder's rules.
+///
+/// Made only for singleton and weak holders, so that the common `Lazy` or `Provider` (made for a
+/// transient or scoped service) carries no weak reference at all. The reference is weak because
+/// the holder's instance may keep the `Lazy`, and the registration keeps the instance.
+final class DeferredHolder: Sendable {
+  weak let registration: AnyRegistration?
+
+  /// A link to `registration`, or `nil` when the rules cannot forbid it anything.
+  static func link(to registration: RegistrationRef?) -> DeferredHolder? {
+    guard let registration, registration.with({ LifetimeRules.constrainsLookups(by: $0.kind) }) else {
+      return nil
+    }
+    return DeferredHolder(registration.registration)
+  }
+
+  private init(_ registration: AnyRegistration) {
+    self.registration = registration
+  }
+}

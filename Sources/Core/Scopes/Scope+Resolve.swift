@@ -180,7 +180,7 @@ extension Scope {
   /// if needed { try report.value.generate() }
   /// ```
   public final func lazy<Service>(_ type: Service.Type = Service.self) -> Lazy<Service> {
-    Lazy(scope: self, holder: ambientHolder, key: ServiceKey(Service.self, name: nil)) {
+    Lazy(scope: self, holder: deferredHolder, key: ServiceKey(Service.self, name: nil)) {
       try $0.resolve(Service.self)
     }
   }
@@ -192,18 +192,13 @@ extension Scope {
   /// let first = try makeJob(), second = try makeJob()
   /// ```
   public final func provider<Service>(_ type: Service.Type = Service.self) -> Provider<Service> {
-    Provider(scope: self, holder: ambientHolder) { try $0.resolve(Service.self) }
+    Provider(scope: self, holder: deferredHolder) { try $0.resolve(Service.self) }
   }
 
   /// The shared registration whose factory runs for this scope on this thread, if any: what a
   /// ``Lazy``, ``Provider`` or ``Injected`` made now is made for.
-  final var ambientHolder: AnyRegistration? {
-    guard
-      let holder = ThreadContext.ambientHolder(resolvingIn: ScopeRef(self))?
-        .registration,
-      LifetimeRules.constrainsLookups(by: holder.kind)
-    else { return nil }
-    return holder
+  final var deferredHolder: DeferredHolder? {
+    DeferredHolder.link(to: ThreadContext.ambientHolder(resolvingIn: ScopeRef(self)))
   }
 
   /// Throws `scopeClosed` once the scope or an ancestor is closing (plain loads up the chain).
