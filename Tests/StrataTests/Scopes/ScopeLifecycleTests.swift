@@ -9,62 +9,67 @@ private final class SharedLifecycle: Sendable {
 /// The scope lifecycle state machine on its own: open → closing → closed, one closer, and no
 /// instance taken that no close will dispose.
 @Suite struct ScopeLifecycleTests {
+  // (`#expect` cannot take a non-copyable value apart, so each observation is bound first.)
+
   @Test func aScopeThatTookNothingClosesWithoutDisposing() {
     let lifecycle = ScopeLifecycle()
-    let observed1 = lifecycle.state
-    #expect(observed1 == .open)
+    let initial = lifecycle.state
+    #expect(initial == .open)
 
-    let observed2 = lifecycle.beginClose()
-    #expect(observed2 == .nothingToDispose)
-    let observed3 = lifecycle.state
-    #expect(observed3 == .closing)
-    let observed4 = lifecycle.hasBegunClosing
-    #expect(observed4)
-    let observed5 = lifecycle.isFullyClosed
-    #expect(!observed5)
+    let start = lifecycle.beginClose()
+    let whileClosing = lifecycle.state
+    let hasBegun = lifecycle.hasBegunClosing
+    let isClosedEarly = lifecycle.isFullyClosed
+    #expect(start == .nothingToDispose)
+    #expect(whileClosing == .closing)
+    #expect(hasBegun)
+    #expect(!isClosedEarly)
 
     lifecycle.finishClose()
-    let observed6 = lifecycle.state
-    #expect(observed6 == .closed)
-    let observed7 = lifecycle.isFullyClosed
-    #expect(observed7)
+    let final = lifecycle.state
+    let isClosed = lifecycle.isFullyClosed
+    #expect(final == .closed)
+    #expect(isClosed)
   }
 
   @Test func onlyTheFirstCloseCloses() {
     let lifecycle = ScopeLifecycle()
     _ = lifecycle.beginClose()
 
-    let observed8 = lifecycle.beginClose()
-    #expect(observed8 == .anotherCloseRuns)
+    let second = lifecycle.beginClose()
     lifecycle.finishClose()
-    let observed9 = lifecycle.beginClose()
-    #expect(observed9 == .anotherCloseRuns, "never back to open")
+    let afterClosed = lifecycle.beginClose()
+
+    #expect(second == .anotherCloseRuns)
+    #expect(afterClosed == .anotherCloseRuns, "never back to open")
   }
 
   @Test func whatWasTakenOrLinkedIsDisposed() {
     let owning = ScopeLifecycle()
-    let observed10 = owning.takeOwnership()
-    #expect(observed10)
-    let observed11 = owning.beginClose()
-    #expect(observed11 == .dispose)
+    let mayTake = owning.takeOwnership()
+    let owningStart = owning.beginClose()
+    #expect(mayTake)
+    #expect(owningStart == .dispose)
 
     let linked = ScopeLifecycle()
-    let observed12 = linked.requestLink()
-    #expect(observed12)
-    let observed13 = linked.beginClose()
-    #expect(observed13 == .dispose)
-    let observed14 = linked.everAskedForLink
-    #expect(observed14 && !linked.everTookSomething)
+    let mayLink = linked.requestLink()
+    let linkedStart = linked.beginClose()
+    let askedForLink = linked.everAskedForLink
+    let tookSomething = linked.everTookSomething
+    #expect(mayLink)
+    #expect(linkedStart == .dispose)
+    #expect(askedForLink && !tookSomething)
   }
 
   @Test func nothingMayBeTakenOnceClosingBegan() {
     let lifecycle = ScopeLifecycle()
     _ = lifecycle.beginClose()
 
-    let observed15 = lifecycle.takeOwnership()
-    #expect(!observed15)
-    let observed16 = lifecycle.requestLink()
-    #expect(!observed16)
+    let mayTake = lifecycle.takeOwnership()
+    let mayLink = lifecycle.requestLink()
+
+    #expect(!mayTake)
+    #expect(!mayLink)
   }
 
   /// The race the ordering exists for: a thread taking an instance while another begins the
