@@ -2,14 +2,13 @@ import Synchronization
 
 /// A registration with its types known: the factory, the lifetime's storage and the post-init hook.
 ///
-/// Found by key in a ``Registry`` and typed through `RegistrationRef.withTyped`: the key holds the service type
-/// and the argument types, so a registration found under a key always has exactly these generic
-/// arguments.
+/// Found by key in a ``Registry`` and typed through `RegistrationRef.withTyped`: the key holds the
+/// service type and the argument types, so a registration found under a key always has exactly
+/// these generic arguments.
 ///
-/// `@unchecked Sendable`: the factory and hook are `@Sendable`; `storage` is written only while the
-/// entry's ``CreationGuard`` is held and before `state` is set to `ready` with release ordering, and
-/// read only after an acquiring load of `state` saw `ready`; `weakInstance` is accessed only under
-/// the guard.
+/// `@unchecked Sendable`: the factory and hook are `@Sendable`; `shared` is a
+/// ``SharedInstanceCell``, written only under the entry's ``CreationGuard`` (see its invariant);
+/// `weakInstance` is accessed only under the guard.
 @usableFromInline
 final class Registration<Service, each Argument>: AnyRegistration, @unchecked Sendable {
   @usableFromInline typealias Factory = @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
