@@ -48,7 +48,11 @@ final class Registry: @unchecked Sendable {
   /// that began at version `v` reads, in every scope, the newest snapshot whose version is at
   /// most `v`. A level merged into a newer snapshot keeps its own version; only the newest
   /// level's counts.
-  @usableFromInline let version: UInt
+  ///
+  /// Written once, under the publish lock, before the snapshot is published (a release store),
+  /// and read only after it was loaded (an acquire): no access overlaps a write, so the dynamic
+  /// exclusivity check (measured: 90 instructions per singleton resolve) is off.
+  @usableFromInline @exclusivity(unchecked) var version: UInt = 0
   /// This level's run of registrations, in registration order; owns what the slots refer to.
   let ownRegistrations: [AnyRegistration]
   private let nameTables: [NameTable]
@@ -58,7 +62,7 @@ final class Registry: @unchecked Sendable {
   ///
   /// An addition whose key is already present becomes the latest for that key and links the one
   /// it replaces (its `previous`); this is the only time that link is written, before publication.
-  convenience init(previous: Registry?, adding additions: [AnyRegistration], version: UInt) {
+  convenience init(previous: Registry?, adding additions: [AnyRegistration]) {
     var latest: [ServiceKey: AnyRegistration] = [:]
     for registration in additions {
       if let replaced = latest[registration.key] ?? previous?.latest(for: registration.key) {
@@ -72,13 +76,12 @@ final class Registry: @unchecked Sendable {
       run = level.ownRegistrations + run
       older = level.older
     }
-    self.init(level: run, older: older, version: version)
+    self.init(level: run, older: older)
   }
 
   /// A level over `run`, in front of `older`.
-  private init(level run: [AnyRegistration], older: Registry?, version: UInt) {
+  private init(level run: [AnyRegistration], older: Registry?) {
     self.older = older
-    self.version = version
     ownRegistrations = run
 
     var latest: [ServiceKey: AnyRegistration] = [:]

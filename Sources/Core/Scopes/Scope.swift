@@ -256,31 +256,35 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// Publishes a snapshot with `additions` appended, stamped with the tree's next registry
   /// version. Only the snapshot build runs under the locks; no user code does.
   ///
-  /// Versions are handed out under one process-wide lock, so that the snapshots of every scope of
+  /// Versions are handed out under one process-wide lock, held only to stamp and store (the
+  /// snapshot is built before, under this scope's lock), so that the snapshots of every scope of
   /// a tree are stamped in the order they become visible: the snapshot is stored before the
   /// root's version moves on, and a resolve that loaded version `v` then finds every snapshot of
-  /// version `v` or older (and skips newer ones, see ``registry(asOf:)``).
+  /// version `v` or older (and skips newer ones, see ``registry(asOf:)``). Lock order: a scope's
+  /// state lock, then the publish lock; nothing takes them the other way round.
   func publish(_ additions: [AnyRegistration]) throws {
     guard !additions.isEmpty else { return }
-    try Scope.publishLock.withLock {
-      try withState { state in
-        guard !isClosed else { throw closedError(additions[0].key) }
+    let version = try withState { state in
+      guard !isClosed else { throw closedError(additions[0].key) }
+      // The build, proportional to the registrations, runs under this scope's lock only.
+      let snapshot = Registry(previous: registry.current, adding: additions)
+      return Scope.publishLock.withLock {
         let root = links.root?.scope ?? self
         let version = root.registryGeneration.load(ordering: .relaxed) &+ 1
-        let previous = registry.current
-        let snapshot = Registry(previous: previous, adding: additions, version: version)
+        snapshot.version = version
         state.snapshots.append(snapshot)
         registry.publish(snapshot)
         root.registryGeneration.store(version, ordering: .releasing)
-        ThreadContext.notePublished(version: version, tree: treeID)
+        return version
       }
     }
+    ThreadContext.notePublished(version: version, tree: treeID)
   }
 
   /// The `treeID` of the container at the root of this scope's tree.
   final var treeID: UInt { ((links.root?.scope ?? self) as? Container)?.containerID ?? 0 }
 
-  /// Serializes publishing (see ``publish(_:)``): held for the snapshot build only.
+  /// Serializes the stamping of published snapshots (see ``publish(_:)``).
   static let publishLock = Lock()
 
   /// `root → session("s1") → request`.
