@@ -1,7 +1,8 @@
 /// A registration's name, boxed so that the registry can store names of any type.
 ///
 /// A name's type is part of the lookup hash; two names are compared only when their types match,
-/// and then through the typed subclass, without a dynamic cast.
+/// and then through the typed subclass (``value(as:)``, in `KeyTable.swift`), without a dynamic
+/// cast.
 ///
 /// `@unchecked Sendable`: immutable after `init`; subclasses add only a `let` of a `Sendable` type.
 @usableFromInline
@@ -36,7 +37,7 @@ final class ServiceName<Value: Hashable & Sendable>: AnyServiceName, @unchecked 
   }
 
   override func isEqual(to other: AnyServiceName) -> Bool {
-    other.typeID == typeID && unsafeDowncast(other, to: ServiceName<Value>.self).value == value
+    other.typeID == typeID && other.value(as: Value.self) == value
   }
 
   /// `.primary` for an enum case, `"audit"` for a string, the value's description otherwise.

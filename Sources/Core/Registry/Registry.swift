@@ -1,21 +1,3 @@
-/// One slot of a ``Registry`` table. Trivial, so a probe copies words and touches no reference count.
-@usableFromInline
-struct RegistrySlot {
-  /// `ObjectIdentifier` bits of the service type; 0 marks an empty slot.
-  @usableFromInline var service: UInt
-  @usableFromInline var arguments: UInt
-  /// `ObjectIdentifier` bits of the name type; 0 for the unnamed key.
-  @usableFromInline var nameType: UInt
-  /// For the unnamed key: the latest registration. Earlier ones hang off its `previous` link.
-  @usableFromInline var registration: Unmanaged<AnyRegistration>?
-  /// For a name type: the table of names of that type.
-  @usableFromInline var names: Unmanaged<NameTable>?
-
-  static var empty: RegistrySlot {
-    RegistrySlot(service: 0, arguments: 0, nameType: 0, registration: nil, names: nil)
-  }
-}
-
 /// An immutable snapshot of a scope's registrations: a short chain of hash tables ("levels"),
 /// newest first, each an open-addressing table keyed by (service type, argument types, name type)
 /// over one run of registrations.
@@ -34,14 +16,13 @@ struct RegistrySlot {
 /// batch at a time therefore costs O(N log N) time and memory in all, however the batches are
 /// sized, while a container built in one batch has one level and looks up in one probe.
 ///
-/// `@unchecked Sendable`: nothing is mutated after `init`; the slot memory is owned by the level
-/// and freed only in `deinit`, and the unmanaged references in it are kept alive by
-/// `ownRegistrations` and `nameTables`.
+/// `@unchecked Sendable`: nothing is mutated after `init` (`version` is written once before
+/// publication), and the level's ``KeyTable`` refers only to what `ownRegistrations` and
+/// `nameTables` keep alive.
 @usableFromInline
 final class Registry: @unchecked Sendable {
-  @usableFromInline let slots: UnsafeMutablePointer<RegistrySlot>
-  @usableFromInline let mask: Int
-  @usableFromInline let shift: UInt
+  /// This level's keys; the only unsafe storage of a snapshot (see ``KeyTable``).
+  @usableFromInline let table: KeyTable
   /// The next older level; `nil` for the oldest.
   @usableFromInline let older: Registry?
   /// The tree's registry version this snapshot was published at (see `Scope.publish`): a resolve
@@ -88,64 +69,32 @@ final class Registry: @unchecked Sendable {
     latest.reserveCapacity(run.count)
     for registration in run { latest[registration.key] = registration }
 
-    struct Group {
-      var first: RegistrySlot
-      var entries: [(name: AnyServiceName, registration: AnyRegistration)] = []
-    }
-    var unnamed: [RegistrySlot] = []
-    var groups: [GroupKey: Group] = [:]
+    var entries: [KeyTable.Entry] = []
+    var groups: [GroupKey: [(name: AnyServiceName, registration: AnyRegistration)]] = [:]
     var groupOrder: [GroupKey] = []
     var seen = Set<ServiceKey>()
     for registration in run where seen.insert(registration.key).inserted {
       guard let newest = latest[registration.key] else { continue }
       let key = registration.key
       guard let name = key.name else {
-        unnamed.append(
-          RegistrySlot(
-            service: key.service.bits, arguments: key.arguments.bits, nameType: 0,
-            registration: Unmanaged.passUnretained(newest), names: nil))
+        entries.append(.unnamed(service: key.service.bits, arguments: key.arguments.bits, newest))
         continue
       }
       let groupKey = GroupKey(service: key.service.bits, arguments: key.arguments.bits, nameType: name.typeID)
-      if groups[groupKey] == nil {
-        groupOrder.append(groupKey)
-        groups[groupKey] = Group(
-          first: RegistrySlot(
-            service: groupKey.service, arguments: groupKey.arguments, nameType: groupKey.nameType,
-            registration: nil, names: nil))
-      }
-      groups[groupKey]?.entries.append((name, newest))
+      if groups[groupKey] == nil { groupOrder.append(groupKey) }
+      groups[groupKey, default: []].append((name, newest))
     }
 
     var tables: [NameTable] = []
-    var slotsToInsert = unnamed
     for groupKey in groupOrder {
       guard let group = groups[groupKey] else { continue }
-      let table = NameTable(group.entries)
-      tables.append(table)
-      var slot = group.first
-      slot.names = Unmanaged.passUnretained(table)
-      slotsToInsert.append(slot)
+      let names = NameTable(group)
+      tables.append(names)
+      entries.append(
+        .named(service: groupKey.service, arguments: groupKey.arguments, nameType: groupKey.nameType, names))
     }
     nameTables = tables
-
-    var capacity = 8
-    while capacity < slotsToInsert.count * 2 { capacity *= 2 }
-    slots = .allocate(capacity: capacity)
-    slots.initialize(repeating: .empty, count: capacity)
-    mask = capacity - 1
-    shift = UInt(64 - capacity.trailingZeroBitCount)
-    for slot in slotsToInsert {
-      var index = Int(
-        truncatingIfNeeded: Registry.hash(
-          service: slot.service, arguments: slot.arguments, nameType: slot.nameType) &>> shift)
-      while slots[index].service != 0 { index = (index &+ 1) & mask }
-      slots[index] = slot
-    }
-  }
-
-  deinit {
-    slots.deallocate()
+    table = KeyTable(entries)
   }
 
   /// Every registration of the snapshot in registration order (oldest level first).
@@ -159,94 +108,41 @@ final class Registry: @unchecked Sendable {
     return levels.reversed().flatMap(\.ownRegistrations)
   }
 
-  /// A Fibonacci hash of the three identities; the high bits pick the slot.
-  @inlinable @inline(__always)
-  static func hash(service: UInt, arguments: UInt, nameType: UInt) -> UInt {
-    (service ^ (arguments &* 0xC2B2_AE3D_27D4_EB4F) ^ (nameType &* 0x1656_67B1_9E37_79F9))
-      &* 0x9E37_79B9_7F4A_7C15
-  }
-
-  /// The slot for (service, arguments, name type) in this level alone, if present.
-  @inlinable @inline(__always)
-  func slot(service: UInt, arguments: UInt, nameType: UInt) -> UnsafeMutablePointer<RegistrySlot>? {
-    var index = Int(
-      truncatingIfNeeded: Registry.hash(service: service, arguments: arguments, nameType: nameType)
-        &>> shift)
-    while true {
-      let slot = slots + index
-      if slot.pointee.service == service && slot.pointee.arguments == arguments
-        && slot.pointee.nameType == nameType
-      {
-        return slot
-      }
-      if slot.pointee.service == 0 { return nil }
-      index = (index &+ 1) & mask
-    }
-  }
-
   /// The latest unnamed registration for a service and argument types.
   @inlinable @inline(__always)
   func lookup(service: UInt, arguments: UInt) -> RegistrationRef? {
-    find(service: service, arguments: arguments).map(RegistrationRef.init(unmanaged:))
-  }
-
-  /// ``lookup(service:arguments:)`` with a name.
-  @inlinable @inline(__always)
-  func lookup<Name: Hashable & Sendable>(service: UInt, arguments: UInt, name: Name) -> RegistrationRef? {
-    find(service: service, arguments: arguments, name: name).map(RegistrationRef.init(unmanaged:))
-  }
-
-  /// The latest registration for a service and argument types, as stored in the slots.
-  @inlinable @inline(__always)
-  func find(service: UInt, arguments: UInt) -> Unmanaged<AnyRegistration>? {
-    if let found = slot(service: service, arguments: arguments, nameType: 0)?.pointee.registration {
-      return found
-    }
+    if let found = table.lookup(service: service, arguments: arguments) { return found }
     guard let older else { return nil }
-    return older.findInOlderLevels(service: service, arguments: arguments)
+    return older.lookupInOlderLevels(service: service, arguments: arguments)
   }
 
-  /// ``find(service:arguments:)`` from this level on; out of line, off the one-level fast path.
+  /// ``lookup(service:arguments:)`` from this level on; out of line, off the one-level fast path.
   @usableFromInline
-  func findInOlderLevels(service: UInt, arguments: UInt) -> Unmanaged<AnyRegistration>? {
+  func lookupInOlderLevels(service: UInt, arguments: UInt) -> RegistrationRef? {
     var level: Registry? = self
     while let current = level {
-      if let found = current.slot(service: service, arguments: arguments, nameType: 0)?.pointee.registration {
-        return found
-      }
+      if let found = current.table.lookup(service: service, arguments: arguments) { return found }
       level = current.older
     }
     return nil
   }
 
-  /// The latest registration for a service, argument types and name.
+  /// ``lookup(service:arguments:)`` with a name.
   @inlinable @inline(__always)
-  func find<Name: Hashable & Sendable>(service: UInt, arguments: UInt, name: Name)
-    -> Unmanaged<AnyRegistration>?
-  {
-    let nameType = UInt(bitPattern: ObjectIdentifier(Name.self))
-    if let table = slot(service: service, arguments: arguments, nameType: nameType)?.pointee.names,
-      let found = table._withUnsafeGuaranteedRef({ $0.find(name) })
-    {
-      return found
-    }
+  func lookup<Name: Hashable & Sendable>(service: UInt, arguments: UInt, name: Name) -> RegistrationRef? {
+    if let found = table.lookup(service: service, arguments: arguments, name: name) { return found }
     guard let older else { return nil }
-    return older.findInOlderLevels(service: service, arguments: arguments, name: name)
+    return older.lookupInOlderLevels(service: service, arguments: arguments, name: name)
   }
 
-  /// ``find(service:arguments:name:)`` from this level on.
+  /// ``lookup(service:arguments:name:)`` from this level on.
   @usableFromInline
-  func findInOlderLevels<Name: Hashable & Sendable>(service: UInt, arguments: UInt, name: Name)
-    -> Unmanaged<AnyRegistration>?
+  func lookupInOlderLevels<Name: Hashable & Sendable>(service: UInt, arguments: UInt, name: Name)
+    -> RegistrationRef?
   {
-    let nameType = UInt(bitPattern: ObjectIdentifier(Name.self))
     var level: Registry? = self
     while let current = level {
-      if let table = current.slot(service: service, arguments: arguments, nameType: nameType)?.pointee.names,
-        let found = table._withUnsafeGuaranteedRef({ $0.find(name) })
-      {
-        return found
-      }
+      if let found = current.table.lookup(service: service, arguments: arguments, name: name) { return found }
       level = current.older
     }
     return nil
@@ -256,12 +152,7 @@ final class Registry: @unchecked Sendable {
   func latest(for key: ServiceKey) -> AnyRegistration? {
     var level: Registry? = self
     while let current = level {
-      if let slot = current.slot(
-        service: key.service.bits, arguments: key.arguments.bits, nameType: key.name?.typeID ?? 0)
-      {
-        guard let name = key.name else { return slot.pointee.registration?.takeUnretainedValue() }
-        if let found = slot.pointee.names?.takeUnretainedValue().find(name) { return found }
-      }
+      if let found = current.table.latest(for: key) { return found }
       level = current.older
     }
     return nil

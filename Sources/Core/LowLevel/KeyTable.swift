@@ -1,0 +1,203 @@
+/// The hash tables of one registry level: keys to registrations, probed without hashing a
+/// `ServiceKey` and without touching a reference count.
+///
+/// A ``KeyTable`` is an open-addressing table over (service type, argument types, name type),
+/// compared as `ObjectIdentifier` bits. An unnamed key's slot holds its latest registration; a
+/// name type's slot holds a ``NameTable`` of the names registered with that type.
+///
+/// **Invariant.** Immutable after `init`. The slot memory is owned by the table and freed in its
+/// `deinit`; the registrations and name tables it refers to without a retain are owned by the
+/// ``Registry`` level that owns the table (`ownRegistrations`, `nameTables`), so they live as
+/// long as the table does. A name is compared with a looked-up name only when their types match
+/// (the name type is part of the slot's key), which is what makes ``AnyServiceName/value(as:)``'s
+/// downcast safe.
+@usableFromInline
+struct KeyTable: ~Copyable {
+  /// One slot. Trivial, so a probe copies words and touches no reference count.
+  @usableFromInline
+  struct Slot {
+    /// `ObjectIdentifier` bits of the service type; 0 marks an empty slot.
+    @usableFromInline var service: UInt
+    @usableFromInline var arguments: UInt
+    /// `ObjectIdentifier` bits of the name type; 0 for the unnamed key.
+    @usableFromInline var nameType: UInt
+    /// For the unnamed key: the latest registration. Earlier ones hang off its `previous` link.
+    @usableFromInline var registration: Unmanaged<AnyRegistration>?
+    /// For a name type: the table of names of that type.
+    @usableFromInline var names: Unmanaged<NameTable>?
+  }
+
+  /// What one slot of a new table holds.
+  enum Entry {
+    case unnamed(service: UInt, arguments: UInt, AnyRegistration)
+    case named(service: UInt, arguments: UInt, nameType: UInt, NameTable)
+  }
+
+  @usableFromInline let slots: UnsafeMutablePointer<Slot>
+  @usableFromInline let mask: Int
+  @usableFromInline let shift: UInt
+
+  /// A table of `entries`, whose keys are distinct; the caller keeps what they refer to alive.
+  init(_ entries: [Entry]) {
+    var capacity = 8
+    while capacity < entries.count * 2 { capacity *= 2 }
+    slots = .allocate(capacity: capacity)
+    slots.initialize(
+      repeating: Slot(service: 0, arguments: 0, nameType: 0, registration: nil, names: nil), count: capacity)
+    mask = capacity - 1
+    shift = UInt(64 - capacity.trailingZeroBitCount)
+    for entry in entries {
+      let slot: Slot
+      switch entry {
+      case .unnamed(let service, let arguments, let registration):
+        slot = Slot(
+          service: service, arguments: arguments, nameType: 0,
+          registration: .passUnretained(registration), names: nil)
+      case .named(let service, let arguments, let nameType, let table):
+        slot = Slot(
+          service: service, arguments: arguments, nameType: nameType, registration: nil,
+          names: .passUnretained(table))
+      }
+      var index = Int(
+        truncatingIfNeeded: KeyTable.hash(
+          service: slot.service, arguments: slot.arguments, nameType: slot.nameType)
+          &>> shift)
+      while slots[index].service != 0 { index = (index &+ 1) & mask }
+      slots[index] = slot
+    }
+  }
+
+  deinit {
+    slots.deallocate()
+  }
+
+  /// A Fibonacci hash of the three identities; the high bits pick the slot.
+  @inlinable @inline(__always)
+  static func hash(service: UInt, arguments: UInt, nameType: UInt) -> UInt {
+    (service ^ (arguments &* 0xC2B2_AE3D_27D4_EB4F) ^ (nameType &* 0x1656_67B1_9E37_79F9))
+      &* 0x9E37_79B9_7F4A_7C15
+  }
+
+  /// The slot for (service, arguments, name type), if present.
+  @inlinable @inline(__always)
+  func slot(service: UInt, arguments: UInt, nameType: UInt) -> Slot? {
+    var index = Int(
+      truncatingIfNeeded: KeyTable.hash(service: service, arguments: arguments, nameType: nameType) &>> shift)
+    while true {
+      let slot = slots[index]
+      if slot.service == service && slot.arguments == arguments && slot.nameType == nameType {
+        return slot
+      }
+      if slot.service == 0 { return nil }
+      index = (index &+ 1) & mask
+    }
+  }
+
+  /// The latest unnamed registration for a service and argument types.
+  @inlinable @inline(__always)
+  func lookup(service: UInt, arguments: UInt) -> RegistrationRef? {
+    slot(service: service, arguments: arguments, nameType: 0)?.registration.map(
+      RegistrationRef.init(unmanaged:))
+  }
+
+  /// The latest registration for a service, argument types and name.
+  @inlinable @inline(__always)
+  func lookup<Name: Hashable & Sendable>(service: UInt, arguments: UInt, name: Name) -> RegistrationRef? {
+    let nameType = UInt(bitPattern: ObjectIdentifier(Name.self))
+    guard let table = slot(service: service, arguments: arguments, nameType: nameType)?.names else {
+      return nil
+    }
+    return table._withUnsafeGuaranteedRef { $0.lookup(name) }
+  }
+
+  /// The latest registration for any key; the slow path used by errors, `resolveAll` and tools.
+  func latest(for key: ServiceKey) -> AnyRegistration? {
+    guard
+      let slot = slot(
+        service: key.service.bits, arguments: key.arguments.bits, nameType: key.name?.typeID ?? 0)
+    else { return nil }
+    guard let name = key.name else { return slot.registration?.takeUnretainedValue() }
+    return slot.names?.takeUnretainedValue().latest(for: name)
+  }
+}
+
+/// The names registered for one (service, argument types, name type) in one level: the second
+/// level of a named lookup.
+///
+/// A few names are compared one by one with `==` (no hashing per lookup); past
+/// ``NameTable/linearLimit`` names, lookups hash the name once and probe an open-addressing index,
+/// so thousands of names of one type still resolve in constant time.
+///
+/// **Invariant.** Immutable after `init`; every name is of the table's name type; the
+/// registrations are kept alive by the level that owns the table (see ``KeyTable``).
+/// `@unchecked Sendable` for that reason.
+@usableFromInline
+final class NameTable: @unchecked Sendable {
+  /// The latest registration for each name, in first-registration order.
+  @usableFromInline let names: [AnyServiceName]
+  @usableFromInline let registrations: [Unmanaged<AnyRegistration>]
+  /// `hashValue` of each name, for the hashed lookup.
+  @usableFromInline let hashes: [Int]
+  /// Open-addressing index into `names` (entry + 1; 0 is empty); empty in linear mode.
+  @usableFromInline let buckets: [Int]
+  @usableFromInline let mask: Int
+
+  @usableFromInline static var linearLimit: Int { 8 }
+
+  /// A table of names of one type, each distinct, with their latest registrations.
+  init(_ entries: [(name: AnyServiceName, registration: AnyRegistration)]) {
+    names = entries.map(\.name)
+    registrations = entries.map { Unmanaged.passUnretained($0.registration) }
+    hashes = entries.map(\.name.valueHash)
+    guard entries.count > NameTable.linearLimit else {
+      buckets = []
+      mask = 0
+      return
+    }
+    var capacity = 16
+    while capacity < entries.count * 2 { capacity *= 2 }
+    var buckets = [Int](repeating: 0, count: capacity)
+    for (index, hash) in hashes.enumerated() {
+      var bucket = hash & (capacity - 1)
+      while buckets[bucket] != 0 { bucket = (bucket + 1) & (capacity - 1) }
+      buckets[bucket] = index + 1
+    }
+    self.buckets = buckets
+    mask = capacity - 1
+  }
+
+  /// The registration for `name`, whose type is this table's name type.
+  @inlinable
+  func lookup<Name: Hashable & Sendable>(_ name: Name) -> RegistrationRef? {
+    if buckets.isEmpty {
+      for index in names.indices where names[index].value(as: Name.self) == name {
+        return RegistrationRef(unmanaged: registrations[index])
+      }
+      return nil
+    }
+    let hash = name.hashValue
+    var bucket = hash & mask
+    while buckets[bucket] != 0 {
+      let index = buckets[bucket] &- 1
+      if hashes[index] == hash && names[index].value(as: Name.self) == name {
+        return RegistrationRef(unmanaged: registrations[index])
+      }
+      bucket = (bucket &+ 1) & mask
+    }
+    return nil
+  }
+
+  /// The registration for a boxed name; the slow path for errors and tools.
+  func latest(for name: AnyServiceName) -> AnyRegistration? {
+    names.firstIndex { $0 == name }.map { registrations[$0].takeUnretainedValue() }
+  }
+}
+
+extension AnyServiceName {
+  /// The name's value, known to be of type `Value`: the caller has compared the name's type
+  /// (``typeID``) with `Value`, as a slot of a ``KeyTable`` does by its key.
+  @inlinable @inline(__always)
+  func value<Value: Hashable & Sendable>(as type: Value.Type) -> Value {
+    unsafeDowncast(self, to: ServiceName<Value>.self).value
+  }
+}
