@@ -35,3 +35,10 @@ func argumentListType<each Argument>(_: repeat (each Argument).Type) -> Any.Type
 func argumentListBits<each Argument>(_: repeat (each Argument).Type) -> UInt {
   UInt(bitPattern: ObjectIdentifier(argumentListType(repeat (each Argument).self)))
 }
+
+/// Whether the pack `Argument…` has any element. In specialised code this is a constant.
+@inlinable @inline(__always)
+func hasArguments<each Argument>(_: repeat (each Argument).Type) -> Bool {
+  for _ in repeat (each Argument).self { return true }
+  return false
+}

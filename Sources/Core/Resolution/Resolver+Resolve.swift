@@ -12,16 +12,7 @@ extension Resolver {
   ///   or the scope is closed.
   @inlinable
   public borrowing func resolve<Service>(_ type: Service.Type = Service.self) throws -> Service {
-    guard
-      let found = Scope.find(
-        from: scope,
-        service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), version: version)
-    else { return try resolveUnregistered(Service.self) }
-    if found.isOwnerClosed { throw found.closedError() }
-    return try found.registration.withTyped(Registration<Service>.self) {
-      try $0.instance(nested, owner: found.owner)
-    }
+    try resolve(Lookup(Service.self), as: Service.self)
   }
 
   /// Resolves the service registered for `type` under `name`.
@@ -39,17 +30,7 @@ extension Resolver {
   public borrowing func resolve<Service, Name: Hashable & Sendable>(
     _ type: Service.Type = Service.self, name: Name?
   ) throws -> Service {
-    guard let name else { return try resolve(type) }
-    guard
-      let found = Scope.find(
-        from: scope,
-        service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), name: name, version: version)
-    else { throw missing(Service.self, name: name) }
-    if found.isOwnerClosed { throw found.closedError() }
-    return try found.registration.withTyped(Registration<Service>.self) {
-      try $0.instance(nested, owner: found.owner)
-    }
+    try resolve(Lookup(Service.self, name: name), as: Service.self)
   }
 
   /// Resolves a service registered with runtime arguments, passing `arguments` to its factory.
@@ -67,16 +48,9 @@ extension Resolver {
   public borrowing func resolve<Service, each Argument>(
     _ type: Service.Type = Service.self, arguments: repeat each Argument
   ) throws -> Service {
-    guard
-      let found = Scope.find(
-        from: scope,
-        service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: argumentListBits(repeat (each Argument).self), version: version)
-    else { throw missing(Service.self, arguments: repeat (each Argument).self) }
-    if found.isOwnerClosed { throw found.closedError() }
-    return try found.registration.withTyped(Registration<Service, repeat each Argument>.self) {
-      try $0.instance(nested, owner: found.owner, repeat each arguments)
-    }
+    try resolve(
+      Lookup(Service.self, arguments: repeat (each Argument).self), as: Service.self,
+      arguments: repeat each arguments)
   }
 
   /// Resolves a named service registered with runtime arguments.
@@ -90,17 +64,9 @@ extension Resolver {
   public borrowing func resolve<Service, Name: Hashable & Sendable, each Argument>(
     _ type: Service.Type = Service.self, name: Name?, arguments: repeat each Argument
   ) throws -> Service {
-    guard let name else { return try resolve(type, arguments: repeat each arguments) }
-    guard
-      let found = Scope.find(
-        from: scope,
-        service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: argumentListBits(repeat (each Argument).self), name: name, version: version)
-    else { throw missing(Service.self, name: name, arguments: repeat (each Argument).self) }
-    if found.isOwnerClosed { throw found.closedError() }
-    return try found.registration.withTyped(Registration<Service, repeat each Argument>.self) {
-      try $0.instance(nested, owner: found.owner, repeat each arguments)
-    }
+    try resolve(
+      Lookup(Service.self, name: name, arguments: repeat (each Argument).self), as: Service.self,
+      arguments: repeat each arguments)
   }
 
   /// Resolves `type` if anything is registered for it, and returns `nil` if nothing is.
@@ -184,44 +150,11 @@ extension Resolver {
 }
 
 extension Resolver {
-  /// The slow path of an unnamed resolve without arguments that found no registration: a ``Lazy``
-  /// or ``Provider`` the container builds by itself, or a `notRegistered` error.
-  @usableFromInline
-  borrowing func resolveUnregistered<Service>(_ type: Service.Type) throws -> Service {
-    if let implicit = Service.self as? any ImplicitDependency.Type,
-      let value = implicit.init(implicitIn: currentScope, holder: deferredHolder) as? Service
-    {
-      return value
-    }
-    throw missing(ServiceKey(Service.self, name: nil))
-  }
-
   /// The error for a key that no scope in the chain registers. Cheap: the hint is worked out only
   /// when somebody reads it.
   @usableFromInline
   borrowing func missing(_ key: ServiceKey) -> ResolutionError {
-    ResolutionError(.notRegistered(key, visible: currentScope.registryChain()))
-  }
-
-  @usableFromInline
-  borrowing func missing<Service, Name: Hashable & Sendable>(_ type: Service.Type, name: Name)
-    -> ResolutionError
-  {
-    missing(ServiceKey(Service.self, name: ServiceName(name)))
-  }
-
-  @usableFromInline
-  borrowing func missing<Service, each Argument>(
-    _ type: Service.Type, arguments: repeat (each Argument).Type
-  ) -> ResolutionError {
-    missing(ServiceKey(Service.self, arguments: repeat each arguments, name: nil))
-  }
-
-  @usableFromInline
-  borrowing func missing<Service, Name: Hashable & Sendable, each Argument>(
-    _ type: Service.Type, name: Name, arguments: repeat (each Argument).Type
-  ) -> ResolutionError {
-    missing(ServiceKey(Service.self, arguments: repeat each arguments, name: ServiceName(name)))
+    currentScope.missing(key)
   }
 
   borrowing func isRegistered(_ key: ServiceKey) -> Bool {

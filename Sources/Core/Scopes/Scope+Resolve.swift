@@ -13,38 +13,7 @@ extension Scope {
   ///   or the scope is closed. The error names the key, the path and the registration site.
   @inlinable
   public final func resolve<Service>(_ type: Service.Type = Service.self) throws -> Service {
-    try checkOpen(Service.self)
-    let start = ScopeRef(self)
-    guard
-      let found = Scope.find(
-        from: start, service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), version: Scope.currentVersion(of: start))
-    else { return try resolveUnregistered(Service.self) }
-    if found.isOwnerClosed { throw found.closedError() }
-    // A created singleton or an existing scoped instance needs no resolver at all.
-    if let existing = Registration<Service>.existingInstance(of: found, from: start) {
-      return existing
-    }
-    return try make(found, as: Service.self)
-  }
-
-  /// The rest of a top-level resolve without arguments once the registration is found: runs its
-  /// lifetime with a fresh resolver. Out of line, so that the resolver's frame is set up only when
-  /// it is needed. (Resolves with arguments inline this instead: passing them on as a pack would
-  /// copy each one.)
-  @inlinable @inline(never)
-  final func make<Service>(_ found: Found, as _: Service.Type) throws -> Service {
-    try found.registration.withTyped(Registration<Service>.self) { registration in
-      try withResolver(version: found.version) {
-        try registration.instance($0.nested, owner: found.owner)
-      }
-    }
-  }
-
-  /// The rest of a top-level resolve that found no registration: `Lazy`, `Provider`, or the error.
-  @inlinable @inline(never)
-  final func resolveUnregistered<Service>(_: Service.Type) throws -> Service {
-    try withResolver { try $0.resolveUnregistered(Service.self) }
+    try resolve(Lookup(Service.self), as: Service.self)
   }
 
   /// Resolves the service registered for `type` under `name`.
@@ -58,15 +27,7 @@ extension Scope {
   public final func resolve<Service, Name: Hashable & Sendable>(
     _ type: Service.Type = Service.self, name: Name?
   ) throws -> Service {
-    guard let name else { return try resolve(type) }
-    try checkOpen(Service.self)
-    guard
-      let found = Scope.find(
-        from: ScopeRef(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: UInt(bitPattern: ObjectIdentifier(Void.self)), name: name, version: registryVersion)
-    else { return try withResolver { try $0.resolve(type, name: name) } }  // reports what is missing
-    if found.isOwnerClosed { throw found.closedError() }
-    return try make(found, as: Service.self)
+    try resolve(Lookup(Service.self, name: name), as: Service.self)
   }
 
   /// Resolves a service registered with runtime arguments.
@@ -80,21 +41,9 @@ extension Scope {
   public final func resolve<Service, each Argument>(
     _ type: Service.Type = Service.self, arguments: repeat each Argument
   ) throws -> Service {
-    try checkOpen(Service.self)
-    guard
-      let found = Scope.find(
-        from: ScopeRef(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: argumentListBits(repeat (each Argument).self), version: registryVersion)
-    else { return try withResolver { try $0.resolve(type, arguments: repeat each arguments) } }
-    if found.isOwnerClosed { throw found.closedError() }
-    // Inlined here rather than passed to `make`: every call boundary and every closure that takes
-    // the arguments as a pack copies them (a retain and release per reference-counted argument).
-    return try withResolver(
-      borrowing: found.registration, as: Registration<Service, repeat each Argument>.self,
-      version: found.version
-    ) { resolver, registration in
-      try registration.instance(resolver.nested, owner: found.owner, repeat each arguments)
-    }
+    try resolve(
+      Lookup(Service.self, arguments: repeat (each Argument).self), as: Service.self,
+      arguments: repeat each arguments)
   }
 
   /// Resolves a named service registered with runtime arguments.
@@ -104,22 +53,9 @@ extension Scope {
   public final func resolve<Service, Name: Hashable & Sendable, each Argument>(
     _ type: Service.Type = Service.self, name: Name?, arguments: repeat each Argument
   ) throws -> Service {
-    guard let name else { return try resolve(type, arguments: repeat each arguments) }
-    try checkOpen(Service.self)
-    guard
-      let found = Scope.find(
-        from: ScopeRef(self), service: UInt(bitPattern: ObjectIdentifier(Service.self)),
-        arguments: argumentListBits(repeat (each Argument).self), name: name, version: registryVersion)
-    else {
-      return try withResolver { try $0.resolve(type, name: name, arguments: repeat each arguments) }
-    }
-    if found.isOwnerClosed { throw found.closedError() }
-    return try withResolver(
-      borrowing: found.registration, as: Registration<Service, repeat each Argument>.self,
-      version: found.version
-    ) { resolver, registration in
-      try registration.instance(resolver.nested, owner: found.owner, repeat each arguments)
-    }
+    try resolve(
+      Lookup(Service.self, name: name, arguments: repeat (each Argument).self), as: Service.self,
+      arguments: repeat each arguments)
   }
 
   /// Resolves `type` if it is registered; `nil` if it is not.

@@ -100,56 +100,6 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     }
   }
 
-  /// The nearest registration for an unnamed key, from `start` up to the root, as published at
-  /// registry `version` (see ``registry(asOf:)``).
-  @inlinable @inline(__always)
-  static func find(from start: ScopeRef, service: UInt, arguments: UInt, version: UInt) -> Found? {
-    // The scope itself first: for the container (and any scope with registrations) that is the
-    // whole lookup, without touching the skip cache.
-    if let registry = start.with({ $0.registry(asOf: version) }),
-      let registration = registry.with({ $0.lookup(service: service, arguments: arguments) })
-    {
-      return Found(registration: registration, owner: start, version: version)
-    }
-    guard let parent = start.parent else { return nil }
-    var next = withRegistry(from: parent, generation: version)
-    while let current = next {
-      if let registry = current.with({ $0.registry(asOf: version) }),
-        let registration = registry.with({ $0.lookup(service: service, arguments: arguments) })
-      {
-        return Found(registration: registration, owner: current, version: version)
-      }
-      guard let parent = current.parent else { return nil }
-      next = withRegistry(from: parent, generation: version)
-    }
-    return nil
-  }
-
-  /// The nearest registration for a named key, from `start` up to the root, as published at
-  /// registry `version`.
-  @inlinable @inline(__always)
-  static func find<Name: Hashable & Sendable>(
-    from start: ScopeRef, service: UInt, arguments: UInt, name: Name, version: UInt
-  ) -> Found? {
-    if let registry = start.with({ $0.registry(asOf: version) }),
-      let registration = registry.with({ $0.lookup(service: service, arguments: arguments, name: name) })
-    {
-      return Found(registration: registration, owner: start, version: version)
-    }
-    guard let parent = start.parent else { return nil }
-    var next = withRegistry(from: parent, generation: version)
-    while let current = next {
-      if let registry = current.with({ $0.registry(asOf: version) }),
-        let registration = registry.with({ $0.lookup(service: service, arguments: arguments, name: name) })
-      {
-        return Found(registration: registration, owner: current, version: version)
-      }
-      guard let parent = current.parent else { return nil }
-      next = withRegistry(from: parent, generation: version)
-    }
-    return nil
-  }
-
   /// This scope's registry snapshot as a resolve that began at registry `version` sees it: the
   /// newest one published at or before `version`; `nil` if there was none yet. One load and a
   /// compare, unless a batch was published since the resolve began.
