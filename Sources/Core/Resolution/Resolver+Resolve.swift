@@ -158,12 +158,12 @@ extension Resolver {
   }
 
   borrowing func isRegistered(_ key: ServiceKey) -> Bool {
-    currentScope.registryChain().contains { $0.latest(for: key) != nil }
+    currentScope.registryChainWithOwners(asOf: version).contains { $0.1.latest(for: key) != nil }
   }
 
   borrowing func resolveAll<Service>(_ key: ServiceKey, as type: Service.Type) throws -> [Service] {
     var result: [Service] = []
-    for (owner, registry) in currentScope.registryChainWithOwners().reversed() {
+    for (owner, registry) in currentScope.registryChainWithOwners(asOf: version).reversed() {
       for registration in registry.all(for: key) {
         result.append(
           try RegistrationRef(registration).withTyped(Registration<Service>.self) {

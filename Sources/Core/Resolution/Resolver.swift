@@ -170,7 +170,7 @@ extension Resolver {
   /// Used by forwards, which reach their target without a lookup.
   borrowing func ownerHint(of registration: AnyRegistration) -> ScopeRef {
     if registration.lifetime.isShared {
-      for (owner, registry) in currentScope.registryChainWithOwners()
+      for (owner, registry) in currentScope.registryChainWithOwners(asOf: version)
       where registry.all(for: registration.key).contains(where: { $0 === registration }) {
         return ScopeRef(owner)
       }

@@ -192,12 +192,15 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     registryChainWithOwners().map(\.1)
   }
 
-  /// The current snapshots with the scope holding each, nearest first.
-  func registryChainWithOwners() -> [(Scope, Registry)] {
+  /// The snapshots with the scope holding each, nearest first: the current ones, or, for a
+  /// resolve that began at registry `version`, the ones it reads (see ``registry(asOf:)``).
+  func registryChainWithOwners(asOf version: UInt? = nil) -> [(Scope, Registry)] {
     var result: [(Scope, Registry)] = []
     var current: Scope? = self
     while let scope = current {
-      if let registry = scope.registry.current { result.append((scope, registry)) }
+      let registry =
+        version.map { version in scope.registry(asOf: version)?.with { $0 } } ?? scope.registry.current
+      if let registry { result.append((scope, registry)) }
       current = scope.parent
     }
     return result

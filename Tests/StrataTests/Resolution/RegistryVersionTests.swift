@@ -112,6 +112,42 @@ private final class Pause: Sendable {
     #expect(after == Assembly(first: 2, second: 2))
   }
 
+  @Test func resolveAllAndResolveIfRegisteredReadTheResolvesVersionToo() async throws {
+    let pause = Pause()
+    let container = try Container { registry in
+      registry.register(Edition.self) { _ in Edition(number: 1) }
+      registry.register([Edition].self) { resolver in
+        pause.hold()
+        let all = try resolver.resolveAll(Edition.self)
+        let added = try resolver.resolveIfRegistered(Edition.self, name: Part.second)
+        return all + (added.map { [$0] } ?? [])
+      }
+    }
+    let result = Slot<[Edition]>()
+    let failure = Slot<String>()
+    let thread = Thread {
+      do {
+        result.value = try container.resolve([Edition].self)
+      } catch {
+        failure.value = "\(error)"
+      }
+    }
+    thread.start()
+    try pause.whileHeld {
+      try container.register { registry in
+        registry.register(Edition.self) { _ in Edition(number: 2) }
+        registry.register(Edition.self, name: Part.second) { _ in Edition(number: 2) }
+      }
+    }
+    #expect(await eventually { result.value != nil || failure.value != nil })
+
+    #expect(failure.value == nil)
+    #expect(result.value == [Edition(number: 1)], "the batch published mid-resolve is not seen")
+    #expect(
+      try container.resolve([Edition].self) == [Edition(number: 1), Edition(number: 2), Edition(number: 2)],
+      "the next resolve sees all of it")
+  }
+
   @Test func aFactoryThatRegistersSeesWhatItRegistered() throws {
     let container = try Container { registry in
       registry.register(Assembly.self) { resolver in
