@@ -1,22 +1,29 @@
 import Synchronization
 
-// The `graph` lifetime: one instance per top-level resolve, kept in that resolve's graph cache.
-extension Registration {
+/// The `graph` lifetime: one instance per top-level resolve, kept in that resolve's graph cache.
+@usableFromInline
+enum GraphStorage: LifetimeStorage {
+  @usableFromInline static var home: InstanceHome { .resolve }
+  @usableFromInline static var disposer: Disposer { .caller }
+
   @usableFromInline
-  func graphShared(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
+  static func instance<Service, each Argument>(
+    of registration: Registration<Service, repeat each Argument>, _ resolver: borrowing Resolver,
+    owner: ScopeRef, _ arguments: repeat each Argument
+  ) throws -> Service {
     let graph = resolver.graph.cache
-    let id = identity
+    let id = registration.identity
     switch graph.entries[id] {
     case .some(.some(let box)):
       return ObjectBox.unbox(box, as: Service.self)
     case .some(.none):
-      throw ResolutionError.cycle(at: key)
+      throw ResolutionError.cycle(at: registration.key)
     case .none:
       graph.entries[id] = .some(nil)  // under construction: asking again is a cycle
       do {
-        let instance = try construct(resolver, repeat each arguments)
+        let instance = try registration.construct(resolver, repeat each arguments)
         graph.entries[id] = ObjectBox.box(instance)
-        if activation != nil { try activate(instance, resolver) }
+        if registration.activation != nil { try registration.activate(instance, resolver) }
         return instance
       } catch {
         graph.entries[id] = nil

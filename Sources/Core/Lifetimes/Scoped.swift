@@ -1,8 +1,25 @@
 import Synchronization
 
-// The `scoped` lifetime: one instance per owning scope, made once however many threads ask. The
-// generic half lives here and is specialised in the caller's module; the scope's bookkeeping (its
-// inline slots, overflow slots and waiting) is the non-generic half, in `Scope+Scoped.swift`.
+/// The `scoped` lifetime: one instance per owning scope, made once however many threads ask. The
+/// generic half lives here and is specialised in the caller's module; the scope's bookkeeping (its
+/// inline slots, overflow slots and waiting) is the non-generic half, in `Scope+Scoped.swift`.
+@usableFromInline
+enum ScopedStorage: LifetimeStorage {
+  @usableFromInline static var home: InstanceHome { .owningScope }
+  @usableFromInline static var disposer: Disposer { .owningScope }
+
+  /// The instance in the scope the lifetime names, made once per owning scope. The factory runs
+  /// without any lock; a second thread asking meanwhile waits for it, after checking that waiting
+  /// closes no cycle. Generic glue only: the bookkeeping is in non-generic `Scope` methods.
+  @inlinable
+  static func instance<Service, each Argument>(
+    of registration: Registration<Service, repeat each Argument>, _ resolver: borrowing Resolver,
+    owner _: ScopeRef, _ arguments: repeat each Argument
+  ) throws -> Service {
+    try registration.scoped(resolver, repeat each arguments)
+  }
+}
+
 extension Registration {
   /// Files a new scoped instance's disposal with its owner before it is published.
   ///
@@ -17,10 +34,7 @@ extension Registration {
     }
   }
 
-  /// The instance of a `scoped` registration in the scope its lifetime names, made once per
-  /// owning scope. The factory runs without any lock; a second thread asking meanwhile waits for
-  /// it, after checking that waiting closes no cycle. Generic glue only: the bookkeeping is in
-  /// non-generic `Scope` methods.
+  /// ``ScopedStorage/instance(of:_:owner:_:)``.
   @inlinable
   final func scoped(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
     // The owner is the resolving scope or one of its ancestors, all kept alive by the caller.

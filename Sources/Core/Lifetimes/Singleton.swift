@@ -1,38 +1,56 @@
 import Synchronization
 
-// The `singleton` and `eagerSingleton` lifetimes: one instance per registering scope, made once
-// under the registration's creation guard, its dependencies resolved in that scope.
-extension Registration {
+/// The `singleton` and `eagerSingleton` lifetimes: one instance per registering scope, made once
+/// under the registration's creation guard, its dependencies resolved in that scope.
+@usableFromInline
+enum SingletonStorage: LifetimeStorage {
+  @usableFromInline static var home: InstanceHome { .registration }
+  @usableFromInline static var disposer: Disposer { .registeringScope }
+
+  /// A singleton's dependencies come from the scope that registered it, never from the asker.
   @usableFromInline
-  func singleton(
-    _ resolver: borrowing Resolver, owner: Scope, _ arguments: repeat each Argument
+  static func instance<Service, each Argument>(
+    of registration: Registration<Service, repeat each Argument>, _ resolver: borrowing Resolver,
+    owner: ScopeRef, _ arguments: repeat each Argument
   ) throws -> Service {
-    let creation = self.creation ?? CreationGuard()  // always present for this lifetime
-    if creation.isHeldByCurrentThread, let provisional = shared.provisionalValue {
+    let owner = owner.scope
+    return try owner.withResolver(depth: resolver.depth, captor: registration, version: resolver.version) {
+      try create(registration, $0, owner: owner, repeat each arguments)
+    }
+  }
+
+  /// Makes the instance once, with `resolver` already in the registering scope `owner`.
+  @usableFromInline
+  static func create<Service, each Argument>(
+    _ registration: Registration<Service, repeat each Argument>, _ resolver: borrowing Resolver,
+    owner: Scope, _ arguments: repeat each Argument
+  ) throws -> Service {
+    let creation = registration.creation ?? CreationGuard()  // always present for this lifetime
+    if creation.isHeldByCurrentThread, let provisional = registration.shared.provisionalValue {
       // Re-entered from this singleton's own activation hook: the instance exists; hand it out.
       return provisional
     }
-    return try creation.withCreationLock(for: key) {
-      if let ready = shared.readyValue { return ready }
+    return try creation.withCreationLock(for: registration.key) {
+      if let ready = registration.shared.readyValue { return ready }
       // A closed scope makes nothing new: what it would make, nobody would dispose.
-      if owner.isClosed { throw owner.closedError(key) }
-      let instance = try construct(resolver, repeat each arguments)
-      if activation != nil {
-        shared.provision(instance)
+      if owner.isClosed { throw owner.closedError(registration.key) }
+      let instance = try registration.construct(resolver, repeat each arguments)
+      if registration.activation != nil {
+        registration.shared.provision(instance)
         do {
-          try activate(instance, resolver)
+          try registration.activate(instance, resolver)
         } catch {
-          _ = shared.clear()
+          _ = registration.shared.clear()
           throw error
         }
       }
       do {
-        try owner.adopt(disposal(for: instance))
+        try owner.adopt(registration.disposal(for: instance))
       } catch {
-        _ = shared.clear()
+        _ = registration.shared.clear()
         throw error
       }
-      shared.publish(instance)
+      registration.shared.publish(instance)
       return instance
     }
   }

@@ -1,5 +1,20 @@
 import Synchronization
 
+/// The `transient` lifetime: a new instance on every resolve, owned by whoever asked.
+@usableFromInline
+enum TransientStorage: LifetimeStorage {
+  @usableFromInline static var home: InstanceHome { .nowhere }
+  @usableFromInline static var disposer: Disposer { .caller }
+
+  @inlinable @inline(__always)
+  static func instance<Service, each Argument>(
+    of registration: Registration<Service, repeat each Argument>, _ resolver: borrowing Resolver,
+    owner: ScopeRef, _ arguments: repeat each Argument
+  ) throws -> Service {
+    try registration.make(resolver, repeat each arguments)
+  }
+}
+
 // Making an instance: what a `transient` registration does on every resolve, and what every other
 // lifetime does once, inside its own bookkeeping (see the other files of this folder).
 extension Registration {

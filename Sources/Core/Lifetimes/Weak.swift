@@ -1,21 +1,27 @@
-import Synchronization
+/// The `weak` lifetime: one instance shared while anybody outside the container holds it.
+@usableFromInline
+enum WeakStorage: LifetimeStorage {
+  @usableFromInline static var home: InstanceHome { .weakReference }
+  @usableFromInline static var disposer: Disposer { .caller }
 
-// The `weak` lifetime: one instance shared while anybody outside the container holds it.
-extension Registration {
   @usableFromInline
-  func weakShared(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
-    try (creation ?? CreationGuard()).withCreationLock(for: key) {  // always present for `weak`
-      if let existing = weakInstance as? Service { return existing }
-      let instance = try make(resolver, repeat each arguments)
-      guard Swift.type(of: instance as Any) is AnyObject.Type else { throw weakValueError(instance) }
-      weakInstance = instance as AnyObject
-      return instance
+  static func instance<Service, each Argument>(
+    of registration: Registration<Service, repeat each Argument>, _ resolver: borrowing Resolver,
+    owner: ScopeRef, _ arguments: repeat each Argument
+  ) throws -> Service {
+    try owner.scope.withResolver(depth: resolver.depth, captor: registration, version: resolver.version) {
+      resolver in
+      // The guard is always present for `weak`.
+      try (registration.creation ?? CreationGuard()).withCreationLock(for: registration.key) {
+        if let existing = registration.weakInstance as? Service { return existing }
+        let instance = try registration.make(resolver, repeat each arguments)
+        guard Swift.type(of: instance as Any) is AnyObject.Type else {
+          throw ResolutionError(
+            .weakValue(registration.descriptor, valueType: "\(Swift.type(of: instance))"))
+        }
+        registration.weakInstance = instance as AnyObject
+        return instance
+      }
     }
-  }
-
-  /// The error for a `weak` registration whose factory made a value: a value cannot be shared
-  /// through a weak reference (it would silently be made anew on every resolve).
-  func weakValueError(_ instance: Service) -> ResolutionError {
-    ResolutionError(.weakValue(descriptor, valueType: "\(Swift.type(of: instance))"))
   }
 }

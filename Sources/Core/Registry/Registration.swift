@@ -32,9 +32,9 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   ) {
     self.factory = factory
     self.activation = activation
-    switch lifetime.kind {
-    case .singleton, .eagerSingleton, .weak: creation = CreationGuard()
-    case .transient, .graph, .scoped: creation = nil
+    switch lifetime.kind.storage.home {
+    case .registration, .weakReference: creation = CreationGuard()
+    case .nowhere, .resolve, .owningScope: creation = nil
     }
     shared = SharedInstanceCell(instance)
     super.init(key: key, lifetime: lifetime, location: location, dependencies: dependencies)
@@ -46,12 +46,16 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   final func instance(
     _ resolver: borrowing Resolver, owner: ScopeRef, _ arguments: repeat each Argument
   ) throws -> Service {
-    if kind == .transient { return try make(resolver, repeat each arguments) }
+    if kind == .transient {
+      return try TransientStorage.instance(of: self, resolver, owner: owner, repeat each arguments)
+    }
     if shared.isReady, let instance = readyInstance(owner: owner) {
       return instance
     }
-    if kind == .scoped { return try scoped(resolver, repeat each arguments) }
-    return try sharedInstance(resolver, owner: owner.scope, repeat each arguments)
+    if kind == .scoped {
+      return try ScopedStorage.instance(of: self, resolver, owner: owner, repeat each arguments)
+    }
+    return try sharedInstance(resolver, owner: owner, repeat each arguments)
   }
 
   /// The instance if it exists already, without running anything: a created singleton, or the
@@ -89,7 +93,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   /// with the scope. Readers announce themselves (`Scope.readingCache`), and the closing scope
   /// waited for them before calling this.
   override func releaseSharedInstance() {
-    guard kind == .singleton || kind == .eagerSingleton, let creation else { return }
+    guard kind.storage.home == .registration, let creation else { return }
     // The creation guard keeps this from racing with a singleton being made right now. It
     // throws only if this very thread is making it (a disposer closing the scope from inside that
     // factory); then the instance stays until the registration is freed.
@@ -100,29 +104,24 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
     _ = consume released  // freed here, outside the guard: its `deinit` is user code
   }
 
-  /// A singleton not yet created, and the `weak` and `graph` lifetimes. (`transient` and `scoped`
-  /// are dispatched before this in `instance`, to keep their paths inlined; they are listed here
-  /// only to keep the switch total.)
+  /// A singleton not yet created, and the `weak` and `graph` lifetimes: each lifetime's storage
+  /// type (see ``LifetimeStorage``). (`transient` and `scoped` are dispatched before this in
+  /// `instance`, to keep their paths inlined; they are listed here only to keep the switch total.)
   @inlinable
   final func sharedInstance(
-    _ resolver: borrowing Resolver, owner: Scope, _ arguments: repeat each Argument
+    _ resolver: borrowing Resolver, owner: ScopeRef, _ arguments: repeat each Argument
   ) throws -> Service {
     switch kind {
     case .transient:
-      return try make(resolver, repeat each arguments)
+      return try TransientStorage.instance(of: self, resolver, owner: owner, repeat each arguments)
     case .singleton, .eagerSingleton:
-      // A singleton's dependencies come from the scope that registered it, never from the asker.
-      return try owner.withResolver(depth: resolver.depth, captor: self, version: resolver.version) {
-        try singleton($0, owner: owner, repeat each arguments)
-      }
+      return try SingletonStorage.instance(of: self, resolver, owner: owner, repeat each arguments)
     case .weak:
-      return try owner.withResolver(depth: resolver.depth, captor: self, version: resolver.version) {
-        try weakShared($0, repeat each arguments)
-      }
+      return try WeakStorage.instance(of: self, resolver, owner: owner, repeat each arguments)
     case .graph:
-      return try graphShared(resolver, repeat each arguments)
+      return try GraphStorage.instance(of: self, resolver, owner: owner, repeat each arguments)
     case .scoped:
-      return try scoped(resolver, repeat each arguments)
+      return try ScopedStorage.instance(of: self, resolver, owner: owner, repeat each arguments)
     }
   }
 
@@ -152,7 +151,7 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   override func createEagerly(in scope: Scope) throws {
     guard let registration = withoutArguments else { return }
     _ = try scope.withResolver(captor: self, version: scope.registryVersion) {
-      try registration.singleton($0, owner: scope)
+      try SingletonStorage.create(registration, $0, owner: scope)
     }
   }
 }
