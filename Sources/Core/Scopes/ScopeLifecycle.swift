@@ -191,8 +191,10 @@ extension Scope {
   /// someone still holds keeps nothing alive. Not for the root (see ``readingCache(_:)``).
   func releaseCachedInstances() {
     guard !links.isRoot else { return }
-    if !registry.isEmpty { releaseOwnSingletons() }
+    // Readers first: one that announced itself before the close began may still be reading a
+    // singleton's cell or a slot, and clearing either under it would free what it is retaining.
     while cacheReaders.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
+    if !registry.isEmpty { releaseOwnSingletons() }
     for index in 0..<InlineSlots.count {
       let tag = inlineSlots.tag(index)
       if tag == 0 { return }  // slots are taken in order, overflow only past them

@@ -348,4 +348,41 @@ import Testing
     }
     #expect(failures.isEmpty, "\(failures.count) failure(s), first: \(failures.prefix(5))")
   }
+
+  /// A singleton registered in a session is read by another thread right up to the session's
+  /// close: the close frees the singleton only after every reader that saw the session open is
+  /// out (ThreadSanitizer checks the order; without it, a reader could retain a freed instance).
+  @Test func aScopesOwnSingletonReadUpToItsCloseIsNeverFreedUnderTheReader() async throws {
+    for _ in 0..<200 {
+      let container = Container()
+      let session = try container.makeScope(.session)
+      try session.register { registry in
+        registry.register(Widget.self, lifetime: .singleton) { _ in Widget(id: 1) }
+      }
+      let made = try session.resolve(Widget.self)
+      let reading = Barrier(parties: 2)
+      let wrong = Locked<[String]>([])
+      let done = await runOnThreads(2) { index in
+        reading.arriveAndWait()
+        if index == 1 {
+          try? session.close()
+          return
+        }
+        while true {
+          do {
+            let widget = try session.resolve(Widget.self)
+            if widget.id != 1 { wrong.withLock { $0.append("read \(widget.id)") } }
+          } catch let error as ResolutionError where error.code == .scopeClosed {
+            return
+          } catch {
+            wrong.withLock { $0.append("\(error)") }
+            return
+          }
+        }
+      }
+      #expect(done)
+      #expect(wrong.withLock { $0 }.isEmpty)
+      #expect(made.id == 1)
+    }
+  }
 }
