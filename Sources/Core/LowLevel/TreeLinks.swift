@@ -73,29 +73,37 @@ package struct SnapshotCell: ~Copyable, Sendable {
 /// registry generation of the tree.
 ///
 /// **Invariant.** A target is a scope at or above the one that owns the link (or none), so it
-/// lives at least as long as the owner; a reader trusts it only while the generation stored with
-/// it equals the one the reader asks about, and writers store whole (target, generation) pairs
-/// under the owner's lock (see `Scope.refreshSkip`).
+/// lives at least as long as the owner. Writers store whole (target, generation) pairs under the
+/// owner's lock (see `Scope.refreshSkip`), as a sequence lock: the generation is first set to
+/// ``SkipLink/writing``, then the target, then the new generation. A reader trusts a target only
+/// if the generation it asks about was there both before and after it loaded the target, so it
+/// never pairs one generation with another's target.
 @usableFromInline
 package struct SkipLink: ~Copyable, Sendable {
-  @usableFromInline let generation = Atomic<UInt>(UInt.max)
+  @usableFromInline let generation = Atomic<UInt>(SkipLink.writing)
   @usableFromInline let target = Atomic<UInt>(0)
+
+  /// The generation of a link being written (and of one never written): no generation a reader
+  /// asks about.
+  @usableFromInline package static var writing: UInt { UInt.max }
 
   init() {}
 
   /// The cached target if the link is of `generation`: `.some(nil)` means no scope has
-  /// registrations; `nil` means the link is stale.
+  /// registrations; `nil` means the link is stale (or being written).
   @inlinable @inline(__always)
   func target(ifOf generation: UInt) -> ScopeRef?? {
     guard self.generation.load(ordering: .acquiring) == generation else { return nil }
-    return .some(
-      UnsafeRawPointer(bitPattern: target.load(ordering: .acquiring)).map {
-        ScopeRef(unmanaged: .fromOpaque($0))
-      })
+    let bits = target.load(ordering: .acquiring)
+    // The acquiring load of the target orders this one after it: a writer that changed the
+    // target had set `writing` first, and this load sees that or a later generation.
+    guard self.generation.load(ordering: .acquiring) == generation else { return nil }
+    return .some(UnsafeRawPointer(bitPattern: bits).map { ScopeRef(unmanaged: .fromOpaque($0)) })
   }
 
   /// Stores a whole pair (under the owner's lock, or before the owner is shared).
   func store(_ scope: ScopeRef?, generation: UInt) {
+    self.generation.store(SkipLink.writing, ordering: .releasing)
     target.store(scope.map { UInt(bitPattern: $0.address) } ?? 0, ordering: .releasing)
     self.generation.store(generation, ordering: .releasing)
   }
