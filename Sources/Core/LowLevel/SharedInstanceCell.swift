@@ -20,7 +20,9 @@ struct SharedInstanceCell<Value>: ~Copyable {
   @usableFromInline let state = Atomic<UInt8>(SharedInstanceCell.empty)
   @usableFromInline let storage: UnsafeMutablePointer<Value?>
 
-  /// A cell holding `initial` (ready), or nothing.
+  /// A cell holding `initial` (ready), or nothing. Inlined into `Registration.init`, so that
+  /// making a registration does not look up this type's metadata.
+  @inline(__always)
   init(_ initial: Value?) {
     storage = .allocate(capacity: 1)
     storage.initialize(to: initial)

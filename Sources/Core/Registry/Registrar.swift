@@ -18,7 +18,7 @@
 /// through it (or refining a ``RegistrationHandle``) after that closure returned changes nothing
 /// that was published; resolving the keys concerned then throws `invalidRegistration`.
 public final class Registrar {
-  var staged: [any StagedRegistration] = []
+  var staged: [StagedRegistration] = []
   /// Open until the closure that received this registrar returns.
   let batch = RegistrationBatch()
 
@@ -296,13 +296,18 @@ public final class Registrar {
   }
 
   func stage<Service>(_ staged: StagedBase<Service>) -> RegistrationHandle<Service> {
+    enter(staged)
+    return RegistrationHandle(staged: staged)
+  }
+
+  /// Adds `staged` to the batch, or reports it if the batch is already published.
+  private func enter(_ staged: StagedRegistration) {
     staged.batch = batch
     if batch.isOpen {
       self.staged.append(staged)
     } else {
       batch.reportLateUse { staged.failing(.lateRegistration(staged.key, at: staged.location)) }
     }
-    return RegistrationHandle(staged: staged)
   }
 
   static func box(_ name: (any Hashable & Sendable)?) -> AnyServiceName? {

@@ -1,25 +1,16 @@
 /// What a registration is before its batch is published: the lifetime, factory and
 /// refinements a ``Registrar`` call staged, turned into registrations by `materialize()`.
-protocol StagedRegistration: AnyObject {
-  var attributes: RegistrationAttributes { get set }
-  func materialize() throws -> [AnyRegistration]
-}
-
-/// A registration being built: mutable until its batch is published.
-class StagedBase<Service>: StagedRegistration {
+///
+/// The part that does not depend on the service type is this non-generic base, so that staging
+/// (run once per registration, in code not specialised for the service) reads and writes it
+/// without looking up the generic subclass's metadata.
+class StagedRegistration {
   let key: ServiceKey
   let location: SourceLocation
   /// The batch this registration belongs to; set when it is staged.
   var batch: RegistrationBatch?
-  var activation: Registration<Service>.Activation?
-  var forwards: [(Registration<Service>) -> AnyRegistration] = []
-  /// A ready-made instance: the registration starts out created and never runs its factory.
-  var instance: Service?
   /// Module, override flag and declared dependencies (see `Registrar+Dependencies.swift`).
   var attributes = RegistrationAttributes()
-
-  struct Unreachable: Error {}
-  static var unreachable: Unreachable { Unreachable() }
 
   init(key: ServiceKey, location: SourceLocation) {
     self.key = key
@@ -31,6 +22,17 @@ class StagedBase<Service>: StagedRegistration {
   /// A registration under this one's key, with its exact argument types, that throws
   /// `invalidRegistration` for `reason` when resolved.
   func failing(_ reason: ResolutionError.Reason) -> [AnyRegistration] { [] }
+}
+
+/// A registration being built: mutable until its batch is published.
+class StagedBase<Service>: StagedRegistration {
+  var activation: Registration<Service>.Activation?
+  var forwards: [(Registration<Service>) -> AnyRegistration] = []
+  /// A ready-made instance: the registration starts out created and never runs its factory.
+  var instance: Service?
+
+  struct Unreachable: Error {}
+  static var unreachable: Unreachable { Unreachable() }
 }
 
 final class Staged<Service, each Argument>: StagedBase<Service> {

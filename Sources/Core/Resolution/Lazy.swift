@@ -149,27 +149,35 @@ enum ResolutionNesting {
   /// past that, so the limit stays well below.
   static var limit: Int { 32 }
 
-  static func nest<Result>(
-    _ key: ServiceKey, for holder: DeferredHolder? = nil, in scope: Scope? = nil, _ body: () throws -> Result
-  ) throws -> Result {
+  static func nest<Result>(_ key: ServiceKey, _ body: () throws -> Result) throws -> Result {
     let depth = ThreadContext.lazyNesting
     guard depth < limit, !ThreadContext.isStackNearlyExhausted else {
       throw ResolutionError.tooDeep(at: key, depth: depth)
     }
     ThreadContext.lazyNesting = depth + 1
     defer { ThreadContext.lazyNesting = depth }
-    guard let holder = holder?.registration, let scope else { return try body() }
-    // Resolved for a shared instance: as inside its factory, the lifetime rules apply to it (see
-    // `Scope.owningScope`), and its scope is the current one.
-    let outerOwner = ThreadContext.ambientOwner
-    let outerHolder = ThreadContext.ambientHolder
-    ThreadContext.ambientOwner = ScopeRef(scope)
-    ThreadContext.ambientHolder = RegistrationRef(holder)
-    defer {
-      ThreadContext.ambientOwner = outerOwner
-      ThreadContext.ambientHolder = outerHolder
+    return try body()
+  }
+
+  /// ``nest(_:_:)`` for a `Lazy`, `Provider` or `@Injected` made for `holder`'s instance in
+  /// `scope`: as inside its factory, the lifetime rules apply to it (see `Scope.owningScope`), and
+  /// `scope` is the current one. Without a holder (the common case), only the nesting is counted.
+  static func nest<Result>(
+    _ key: ServiceKey, for holder: DeferredHolder?, in scope: Scope, _ body: () throws -> Result
+  ) throws -> Result {
+    guard let holder else { return try nest(key, body) }
+    return try nest(key) {
+      guard let registration = holder.registration else { return try body() }
+      let outerOwner = ThreadContext.ambientOwner
+      let outerHolder = ThreadContext.ambientHolder
+      ThreadContext.ambientOwner = ScopeRef(scope)
+      ThreadContext.ambientHolder = RegistrationRef(registration)
+      defer {
+        ThreadContext.ambientOwner = outerOwner
+        ThreadContext.ambientHolder = outerHolder
+      }
+      return try withExtendedLifetime(registration) { try body() }
     }
-    return try withExtendedLifetime((scope, holder)) { try body() }
   }
 
 }
