@@ -65,7 +65,8 @@ public struct RegistrationHandle<Service> {
       }
       return self
     }
-    staged.forwards.append { (target: Registration<Service>) -> AnyRegistration in
+    staged.forwards = staged.forwards ?? []
+    staged.forwards?.append { (target: Registration<Service>) -> AnyRegistration in
       let key = ServiceKey(
         service: TypeIdentity(Other.self), arguments: .void, name: target.key.name)
       return Registration<Other>(

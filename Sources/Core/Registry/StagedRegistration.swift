@@ -27,7 +27,9 @@ class StagedRegistration {
 /// A registration being built: mutable until its batch is published.
 class StagedBase<Service>: StagedRegistration {
   var activation: Registration<Service>.Activation?
-  var forwards: [(Registration<Service>) -> AnyRegistration] = []
+  /// `nil` until a forward is added: an empty array of this element type would look up the
+  /// generic registration type's metadata for every registration staged.
+  var forwards: [(Registration<Service>) -> AnyRegistration]?
   /// A ready-made instance: the registration starts out created and never runs its factory.
   var instance: Service?
 
@@ -65,7 +67,7 @@ final class Staged<Service, each Argument>: StagedBase<Service> {
     if key.hasArguments && lifetime.isShared {
       throw ResolutionError(.sharedWithArguments(registration.descriptor))
     }
-    guard !forwards.isEmpty else { return [registration] }
+    guard let forwards, !forwards.isEmpty else { return [registration] }
     guard let plain = registration.withoutArguments else {
       throw ResolutionError(.forwardWithArguments(registration.descriptor))
     }
