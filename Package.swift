@@ -29,7 +29,7 @@ let package = Package(
       swiftSettings: strictSettings),
     .executableTarget(
       name: "StrataBenchmarks", dependencies: ["Strata", "StrataModules"], path: "Benchmarks",
-      swiftSettings: strictSettings),
+      exclude: ["generate-startup-graph.py"], swiftSettings: strictSettings),
     .testTarget(
       name: "StrataTests", dependencies: ["Strata"], path: "Tests/StrataTests",
       swiftSettings: strictSettings),

@@ -52,6 +52,9 @@ struct Workload: Sendable {
   /// At most this many operations are counted for allocations, for workloads whose one
   /// operation is long (building a container); `nil` for the plan's count.
   var allocationIterations: Int? = nil
+  /// How many registrations the workload's container holds, for workloads about building one;
+  /// reported in the JSON output.
+  var registrations: Int? = nil
   /// Builds containers and returns the bodies; runs once, before any measurement.
   let setup: @Sendable (SetupOptions) throws -> Subjects
 }
@@ -84,6 +87,8 @@ struct Measurement: Sendable {
   let workload: Workload
   /// Median ns per operation.
   var nanosecondsPerOperation: [Variant: Double] = [:]
+  /// Fastest sample's ns per operation.
+  var minimum: [Variant: Double] = [:]
   /// First and third quartiles of ns per operation.
   var quartiles: [Variant: (Double, Double)] = [:]
   /// Median ns per operation of the Strata `transient` reference, if the workload has one.
@@ -159,6 +164,7 @@ struct Harness {
         continue
       }
       measurement.nanosecondsPerOperation[variant] = quantile(sorted, 0.5)
+      measurement.minimum[variant] = sorted.first
       measurement.quartiles[variant] = (quantile(sorted, 0.25), quantile(sorted, 0.75))
       measurement.iterations[variant] = iterations[index]
     }

@@ -2,7 +2,9 @@
 enum OutputFormat: String, CaseIterable, Sendable {
   /// Markdown tables for people.
   case table
-  /// One JSON object for tools: `{"results": [...], "ratios": {...}, "config": {...}}`.
+  /// One JSON object for tools: `{"results": [...], "ratios": {...}, "config": {...}}`. Each
+  /// result has the median ns/op per variant (`ns_per_op`) and the fastest sample's
+  /// (`ns_per_op_minimum`).
   case json
 }
 
@@ -150,6 +152,7 @@ struct Report {
       var fields: [(String, JSON)] = [
         ("workload", .string(measurement.workload.id)),
         ("ns_per_op", .variants { measurement.nanosecondsPerOperation[$0].map(JSON.number) ?? .null }),
+        ("ns_per_op_minimum", .variants { measurement.minimum[$0].map(JSON.number) ?? .null }),
         (
           "allocs_per_op",
           .variants { measurement.allocationsPerOperation[$0].map(JSON.number) ?? .null }
@@ -166,6 +169,9 @@ struct Report {
         ("threads", .integer(measurement.workload.threads)),
         ("setup_s", .number(Double(measurement.setupNanoseconds) / 1e9)),
       ]
+      if let registrations = measurement.workload.registrations {
+        fields.append(("registrations", .integer(registrations)))
+      }
       if let reference = measurement.strataTransientReference {
         fields.append(("strata_transient_reference_ns_per_op", .number(reference)))
       }

@@ -1,6 +1,9 @@
 /// The services the workloads resolve: small final classes, so that every variant really
 /// allocates and initializes an object.
 
+import Strata
+import Synchronization
+
 /// A service without dependencies (`transient`, `named`, `registry-10k`, `concurrent-transient`).
 final class Foo: Sendable {
   let value: Int
@@ -57,6 +60,39 @@ final class Greeting: Sendable {
   init(_ name: String, _ times: Int) {
     self.name = name
     self.times = times
+  }
+}
+
+/// The connection pool of the `server-request` workloads: a singleton.
+final class Pool: Sendable {
+  let size = 16
+}
+
+/// The per-request state of the `server-request` workloads: request-scoped.
+final class RequestContext: Sendable {
+  let requestID = 11
+}
+
+/// The request's transaction in the `server-request` workloads: request-scoped, disposed when the
+/// request's scope closes (by hand in the baselines).
+final class Transaction: Disposable, Sendable {
+  private let finished = Atomic<Bool>(false)
+
+  var isFinished: Bool { finished.load(ordering: .relaxed) }
+
+  func dispose() { finished.store(true, ordering: .relaxed) }
+}
+
+/// The handler of the `server-request` workloads: transient, auto-wired with its initializer.
+final class Handler: Sendable {
+  let context: RequestContext
+  let tx: Transaction
+  let pool: Pool
+
+  init(context: RequestContext, tx: Transaction, pool: Pool) {
+    self.context = context
+    self.tx = tx
+    self.pool = pool
   }
 }
 

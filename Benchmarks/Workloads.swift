@@ -12,8 +12,10 @@ enum RegistryFill: String, CaseIterable, Sendable {
 extension Workload {
   /// Every workload, in report order. Add new ones here.
   static let all: [Workload] = [
-    transient, singleton, graph, named, registry10k, arguments, failedResolve, concurrentTransient,
-    requestScope, scopeDepth8, rootTransientChurn, providerScopeChurn, build1k, build10k, validate10k,
+    transient, singleton, graph, graphAutowired, named, registry10k, arguments, argumentsHeap,
+    failedResolve, concurrentTransient, requestScope, scopeDepth8, rootTransientChurn,
+    providerScopeChurn, serverRequest, serverRequestAsync, build1k, build10k, validate10k,
+    startupBuild, startup, startupClosures,
   ]
 
   /// A transient service without dependencies.
@@ -54,6 +56,32 @@ extension Workload {
       registry.register(GraphA.self) { resolver in
         GraphA(b: try resolver.resolve(GraphB.self), d: try resolver.resolve(GraphD.self))
       }
+    }
+    let naive = NaiveContainer()
+    naive.register(GraphC.self) { _ in GraphC() }
+    naive.register(GraphD.self) { _ in GraphD() }
+    naive.register(GraphB.self) { naive in GraphB(c: try naive.resolve(GraphC.self)) }
+    naive.register(GraphA.self) { naive in
+      GraphA(b: try naive.resolve(GraphB.self), d: try naive.resolve(GraphD.self))
+    }
+    let root = try container.resolve(GraphA.self)
+    try expect(root.b.c.value == 3 && root.d.value == 4, "Strata built the graph wrongly")
+    try expect(try naive.resolve(GraphA.self).b.c.value == 3, "naive built the graph wrongly")
+    return Subjects(
+      strata: { count in for _ in 0..<count { blackHole(try container.resolve(GraphA.self)) } },
+      manual: { count in for _ in 0..<count { blackHole(GraphA(b: GraphB(c: GraphC()), d: GraphD())) } },
+      naive: { count in for _ in 0..<count { blackHole(try naive.resolve(GraphA.self)) } })
+  }
+
+  /// The `graph` workload with every registration auto-wired with its initializer.
+  static let graphAutowired = Workload(
+    id: "graph-autowired", summary: "the graph workload, every registration auto-wired (X.init)"
+  ) { _ in
+    let container = try Container { registry in
+      registry.register(GraphC.self, GraphC.init)
+      registry.register(GraphD.self, GraphD.init)
+      registry.register(GraphB.self, GraphB.init)
+      registry.register(GraphA.self, GraphA.init)
     }
     let naive = NaiveContainer()
     naive.register(GraphC.self) { _ in GraphC() }
@@ -161,6 +189,34 @@ extension Workload {
     naive.register(Greeting.self) { (_, name: String, times: Int) in Greeting(name, times) }
     let name = "benchmark"
     let times = 3
+    let greeting = try container.resolve(Greeting.self, arguments: name, times)
+    try expect(greeting.name == name && greeting.times == times, "Strata passed the wrong arguments")
+    return Subjects(
+      strata: { count in
+        for _ in 0..<count { blackHole(try container.resolve(Greeting.self, arguments: name, times)) }
+      },
+      manual: { count in for _ in 0..<count { blackHole(Greeting(name, times)) } },
+      naive: { count in
+        for _ in 0..<count { blackHole(try naive.resolve(Greeting.self, arguments: name, times)) }
+      })
+  }
+
+  /// The `arguments` workload with a 40-byte string: too long to be stored inline, so its buffer
+  /// is on the heap and retained and released wherever the argument is copied.
+  static let argumentsHeap = Workload(
+    id: "arguments-heap",
+    summary: "transient service with two runtime arguments (40-byte heap String, Int)"
+  ) { _ in
+    let container = try Container { registry in
+      registry.register(Greeting.self) { (_: borrowing Resolver, name: String, times: Int) in
+        Greeting(name, times)
+      }
+    }
+    let naive = NaiveContainer()
+    naive.register(Greeting.self) { (_, name: String, times: Int) in Greeting(name, times) }
+    let name = String(repeating: "x", count: 40)
+    let times = 3
+    try expect(name.utf8.count == 40, "the heap argument is not 40 bytes")
     let greeting = try container.resolve(Greeting.self, arguments: name, times)
     try expect(greeting.name == name && greeting.times == times, "Strata passed the wrong arguments")
     return Subjects(
