@@ -25,7 +25,7 @@ enum SingletonStorage: LifetimeStorage {
     _ registration: Registration<Service, repeat each Argument>, _ resolver: borrowing Resolver,
     owner: Scope, _ arguments: repeat each Argument
   ) throws -> Service {
-    let creation = registration.creation ?? CreationGuard()  // always present for this lifetime
+    let creation = registration.creation
     if creation.isHeldByCurrentThread, let provisional = registration.shared.provisionalValue {
       // Re-entered from this singleton's own activation hook: the instance exists; hand it out.
       return provisional

@@ -11,8 +11,7 @@ enum WeakStorage: LifetimeStorage {
   ) throws -> Service {
     try owner.scope.withResolver(depth: resolver.depth, captor: registration, version: resolver.version) {
       resolver in
-      // The guard is always present for `weak`.
-      try (registration.creation ?? CreationGuard()).withCreationLock(for: registration.key) {
+      try registration.creation.withCreationLock(for: registration.key) {
         if let existing = registration.weakInstance as? Service { return existing }
         let instance = try registration.make(resolver, repeat each arguments)
         guard Swift.type(of: instance as Any) is AnyObject.Type else {

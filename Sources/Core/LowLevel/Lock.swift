@@ -8,38 +8,55 @@ import Synchronization
   import Darwin
 #endif
 
-/// A plain mutual-exclusion lock with explicit `lock()`/`unlock()`.
+/// A plain mutual-exclusion lock with explicit `lock()`/`unlock()`; a reference to one mutex (a
+/// copy of a `Lock` is the same lock).
 ///
 /// Strata guards state whose values are not `Sendable` (user services), which `Mutex.withLock`
 /// cannot hand out; this lock leaves that reasoning to the owner, who documents it.
 ///
-/// `@unchecked Sendable`: the only state is the heap-allocated `pthread_mutex_t`, which is made to be
-/// shared between threads; its address never changes and it is destroyed only in `deinit`.
-final class Lock: @unchecked Sendable {
-  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+/// `@unchecked Sendable`: the only state is the `pthread_mutex_t` in ``MutexStorage``, which is
+/// made to be shared between threads (see there).
+struct Lock: @unchecked Sendable {
+  private let storage = MutexStorage.make()
 
-  init() {
-    mutex = .allocate(capacity: 1)
-    mutex.initialize(to: pthread_mutex_t())
-    pthread_mutex_init(mutex, nil)
-  }
+  init() {}
 
-  deinit {
-    pthread_mutex_destroy(mutex)
-    mutex.deallocate()
-  }
-
-  func lock() { pthread_mutex_lock(mutex) }
+  func lock() { storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_lock($0) } }
 
   /// Takes the lock if nobody holds it; returns whether it did.
-  func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
+  func tryLock() -> Bool {
+    storage.withUnsafeMutablePointerToElements { pthread_mutex_trylock($0) == 0 }
+  }
 
-  func unlock() { pthread_mutex_unlock(mutex) }
+  func unlock() { storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_unlock($0) } }
 
   func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
     lock()
     defer { unlock() }
     return try body()
+  }
+}
+
+/// The object a ``Lock`` refers to: the `pthread_mutex_t` lives in its tail storage, so a lock is
+/// one allocation. Its address never changes; it is initialized in ``make()`` before anyone can
+/// reach it, and destroyed only in `deinit`.
+private final class MutexStorage: ManagedBuffer<Void, pthread_mutex_t> {
+  static func make() -> MutexStorage {
+    let buffer = MutexStorage.create(minimumCapacity: 1) { buffer in
+      buffer.withUnsafeMutablePointerToElements { mutex in
+        mutex.initialize(to: pthread_mutex_t())
+        _ = pthread_mutex_init(mutex, nil)
+      }
+    }
+    // `create` called on this subclass makes an instance of it.
+    return unsafeDowncast(buffer, to: MutexStorage.self)
+  }
+
+  deinit {
+    withUnsafeMutablePointerToElements { mutex in
+      _ = pthread_mutex_destroy(mutex)
+      _ = mutex.deinitialize(count: 1)
+    }
   }
 }
 

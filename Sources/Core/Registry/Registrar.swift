@@ -188,7 +188,10 @@ public final class Registrar {
     name: (any Hashable & Sendable)?, lifetime: Lifetime, location: SourceLocation,
     initializer: @escaping @Sendable (repeat each Dependency) throws -> Service
   ) -> RegistrationHandle<Service> {
+    var count = 0
+    for _ in repeat (each Dependency).self { count += 1 }
     var dependencies: [ServiceKey] = []
+    dependencies.reserveCapacity(count)  // one allocation, not one per doubling
     repeat dependencies.append(ServiceKey((each Dependency).self, name: nil))
     return stage(
       Staged<Service>(

@@ -18,9 +18,10 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   @usableFromInline let activation: Activation?
   /// The singleton, once made (see ``SharedInstanceCell``).
   @usableFromInline let shared: SharedInstanceCell<Service>
-  /// The once-guard of a singleton or weak instance; `nil` for other lifetimes, which keep their
-  /// instances elsewhere (or nowhere), so that a transient registration costs no lock.
-  let creation: CreationGuard?
+  /// The once-guard of a singleton or weak instance, made the first time one is created (most
+  /// registrations of a large container are never resolved, and a lock is three allocations);
+  /// other lifetimes keep their instances elsewhere (or nowhere) and never make one.
+  private let creationGuard = AtomicLazyReference<CreationGuard>()
   /// `ObjectIdentifier` bits of the last instance type found to need no disposal, so that making
   /// a shared instance of that type again skips the (slow) conformance casts.
   @usableFromInline let undisposableType = Atomic<UInt>(0)
@@ -32,12 +33,14 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   ) {
     self.factory = factory
     self.activation = activation
-    switch lifetime.kind.storage.home {
-    case .registration, .weakReference: creation = CreationGuard()
-    case .nowhere, .resolve, .owningScope: creation = nil
-    }
     shared = SharedInstanceCell(instance)
     super.init(key: key, lifetime: lifetime, location: location, dependencies: dependencies)
+  }
+
+  /// The once-guard of this registration's shared instance (see `creationGuard`).
+  var creation: CreationGuard {
+    if let existing = creationGuard.load() { return existing }
+    return creationGuard.storeIfNil(CreationGuard())
   }
 
   /// The instance for a resolve reaching this registration through `resolver`, which is one level
@@ -93,7 +96,8 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   /// with the scope. Readers announce themselves (`Scope.readingCache`), and the closing scope
   /// waited for them before calling this.
   override func releaseSharedInstance() {
-    guard kind.storage.home == .registration, let creation else { return }
+    // No guard was made: no instance was ever created, so there is nothing to release.
+    guard kind.storage.home == .registration, let creation = creationGuard.load() else { return }
     // The creation guard keeps this from racing with a singleton being made right now. It
     // throws only if this very thread is making it (a disposer closing the scope from inside that
     // factory); then the instance stays until the registration is freed.
