@@ -49,6 +49,14 @@ class AnyRegistration: @unchecked Sendable {
     throw ResolutionError.tooDeep(at: key, depth: depth)
   }
 
+  /// Checks a staged registration and appends it, with whatever it adds, to `batch`. Overridden
+  /// by ``Registration`` (see `ServiceRegistration.swift`).
+  func materialize(into batch: inout [AnyRegistration]) throws { batch.append(self) }
+
+  /// A registration for this one's key that throws `invalidRegistration` for `reason`; overridden
+  /// by ``Registration``.
+  func failing(_ reason: ResolutionError.Reason) -> AnyRegistration { self }
+
   /// Makes an eager singleton's instance now. Overridden by ``Registration``.
   func createEagerly(in scope: Scope) throws {}
 

@@ -79,12 +79,12 @@ extension Registrar {
     location: SourceLocation,
     factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
   ) -> RegistrationHandle<Service> {
-    let staged = Staged<Service, repeat each Argument>(
+    let registration = Registration<Service, repeat each Argument>(
       key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
       lifetime: lifetime, location: location,
       dependencies: [], factory: factory)  // the declaration is kept in the attributes alone
-    staged.attributes.declaredDependencies = dependencies
-    return stage(staged)
+    registration.attributes.declaredDependencies = dependencies
+    return stage(registration)
   }
 
   /// How many registrations the batch holds so far: where the next one will be.
@@ -119,13 +119,13 @@ extension RegistrationHandle {
   /// - Returns: This handle, for chaining.
   @discardableResult
   public func overriding() -> RegistrationHandle<Service> {
-    if let batch = staged.batch, !batch.isOpen {
+    if !batch.isOpen {
       batch.reportLateUse {
-        staged.failing(.lateRefinement(.overriding, of: staged.key, at: staged.location))
+        [registration.failing(.lateRefinement(.overriding, of: registration.key, at: registration.location))]
       }
       return self
     }
-    staged.attributes.isOverride = true
+    registration.attributes.isOverride = true
     return self
   }
 }

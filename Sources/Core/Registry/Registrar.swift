@@ -18,7 +18,8 @@
 /// through it (or refining a ``RegistrationHandle``) after that closure returned changes nothing
 /// that was published; resolving the keys concerned then throws `invalidRegistration`.
 public final class Registrar {
-  var staged: [StagedRegistration] = []
+  /// The registrations made so far, in order; refined in place until the batch is published.
+  var staged: [AnyRegistration] = []
   /// Open until the closure that received this registrar returns.
   let batch = RegistrationBatch()
 
@@ -105,7 +106,7 @@ public final class Registrar {
     factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
   ) -> RegistrationHandle<Service> {
     stage(
-      Staged<Service, repeat each Argument>(
+      Registration<Service, repeat each Argument>(
         key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
         lifetime: lifetime, location: location, dependencies: nil, factory: factory))
   }
@@ -194,7 +195,7 @@ public final class Registrar {
     dependencies.reserveCapacity(count)  // one allocation, not one per doubling
     repeat dependencies.append(ServiceKey((each Dependency).self, name: nil))
     return stage(
-      Staged<Service>(
+      Registration<Service>(
         key: ServiceKey(Service.self, name: Self.box(name)), lifetime: lifetime,
         location: location, dependencies: dependencies,
         factory: { resolver in try initializer(repeat try resolver.resolve((each Dependency).self)) }))
@@ -290,27 +291,23 @@ public final class Registrar {
   func stageInstance<Service>(
     name: (any Hashable & Sendable)?, instance: Service, location: SourceLocation
   ) -> RegistrationHandle<Service> {
-    let staged = Staged<Service>(
-      key: ServiceKey(Service.self, name: Self.box(name)), lifetime: .singleton,
-      location: location, dependencies: [],
-      factory: { _ in throw StagedBase<Service>.unreachable })
-    staged.instance = instance
-    return stage(staged)
+    stage(
+      Registration<Service>(
+        key: ServiceKey(Service.self, name: Self.box(name)), lifetime: .singleton,
+        location: location, dependencies: [],
+        factory: { _ in throw Registration<Service>.Unreachable() }, instance: instance))
   }
 
-  func stage<Service>(_ staged: StagedBase<Service>) -> RegistrationHandle<Service> {
-    enter(staged)
-    return RegistrationHandle(staged: staged)
-  }
-
-  /// Adds `staged` to the batch, or reports it if the batch is already published.
-  private func enter(_ staged: StagedRegistration) {
-    staged.batch = batch
+  /// Adds `registration` to the batch, or reports it if the batch is already published.
+  func stage<Service>(_ registration: ServiceRegistration<Service>) -> RegistrationHandle<Service> {
     if batch.isOpen {
-      self.staged.append(staged)
+      staged.append(registration)
     } else {
-      batch.reportLateUse { staged.failing(.lateRegistration(staged.key, at: staged.location)) }
+      batch.reportLateUse {
+        [registration.failing(.lateRegistration(registration.key, at: registration.location))]
+      }
     }
+    return RegistrationHandle(registration: registration, batch: batch)
   }
 
   static func box(_ name: (any Hashable & Sendable)?) -> AnyServiceName? {
@@ -322,7 +319,8 @@ public final class Registrar {
   /// Turns the batch into registrations, or reports the first invalid one.
   func materialize() throws -> [AnyRegistration] {
     var result: [AnyRegistration] = []
-    for entry in staged { result += try entry.materialize() }
+    result.reserveCapacity(staged.count)
+    for registration in staged { try registration.materialize(into: &result) }
     return result
   }
 }

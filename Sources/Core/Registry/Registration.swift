@@ -10,12 +10,10 @@ import Synchronization
 /// ``SharedInstanceCell``, written only under the entry's ``CreationGuard`` (see its invariant);
 /// `weakInstance` is accessed only under the guard.
 @usableFromInline
-final class Registration<Service, each Argument>: AnyRegistration, @unchecked Sendable {
+final class Registration<Service, each Argument>: ServiceRegistration<Service>, @unchecked Sendable {
   @usableFromInline typealias Factory = @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
-  @usableFromInline typealias Activation = @Sendable (borrowing Resolver, Service) throws -> Void
 
   @usableFromInline let factory: Factory
-  @usableFromInline let activation: Activation?
   /// The singleton, once made (see ``SharedInstanceCell``).
   @usableFromInline let shared: SharedInstanceCell<Service>
   /// The once-guard of a singleton or weak instance, made the first time one is created (most
@@ -29,10 +27,9 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
 
   init(
     key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: [ServiceKey]?,
-    factory: @escaping Factory, activation: Activation?, instance: Service? = nil
+    factory: @escaping Factory, instance: Service? = nil
   ) {
     self.factory = factory
-    self.activation = activation
     shared = SharedInstanceCell(instance)
     super.init(key: key, lifetime: lifetime, location: location, dependencies: dependencies)
   }
@@ -151,6 +148,12 @@ final class Registration<Service, each Argument>: AnyRegistration, @unchecked Se
   var withoutArguments: Registration<Service>? {
     self as AnyRegistration as? Registration<Service>
   }
+
+  override func materialize(into batch: inout [AnyRegistration]) throws {
+    try materializeTyped(into: &batch)
+  }
+
+  override func failing(_ reason: ResolutionError.Reason) -> AnyRegistration { failingTyped(reason) }
 
   override func createEagerly(in scope: Scope) throws {
     guard let registration = withoutArguments else { return }

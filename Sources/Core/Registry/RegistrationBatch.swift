@@ -41,8 +41,7 @@ final class RegistrationBatch {
       throw ResolutionError(reason, insideFactory: true)
     }
     return Registration<Service, repeat each Argument>(
-      key: key, lifetime: .transient, location: location, dependencies: [], factory: factory,
-      activation: nil)
+      key: key, lifetime: .transient, location: location, dependencies: [], factory: factory)
   }
 
 }

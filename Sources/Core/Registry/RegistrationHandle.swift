@@ -6,7 +6,10 @@
 ///   .forwarding(to: OrderStore.self)
 /// ```
 public struct RegistrationHandle<Service> {
-  let staged: StagedBase<Service>
+  let registration: ServiceRegistration<Service>
+  /// The batch of the registrar that made the registration: refinements apply only while it is
+  /// open.
+  let batch: RegistrationBatch
 
   /// Makes the same registration resolvable as `type` too, sharing its lifetime: a singleton
   /// forwarded to two protocols is one instance.
@@ -57,16 +60,16 @@ public struct RegistrationHandle<Service> {
   private func forwarding<Other>(
     to type: Other.Type, as convert: (@Sendable (Service) -> Other)?, location: SourceLocation
   ) -> RegistrationHandle<Service> {
-    if let batch = staged.batch, !batch.isOpen {
-      let key = ServiceKey(service: TypeIdentity(Other.self), arguments: .void, name: staged.key.name)
-      let reason = ResolutionError.Reason.lateRefinement(.forward(key), of: staged.key, at: location)
+    if !batch.isOpen {
+      let key = ServiceKey(service: TypeIdentity(Other.self), arguments: .void, name: registration.key.name)
+      let reason = ResolutionError.Reason.lateRefinement(.forward(key), of: registration.key, at: location)
       batch.reportLateUse {
         [RegistrationBatch.failing(Other.self, key: key, at: location, reason: reason)]
       }
       return self
     }
-    staged.forwards = staged.forwards ?? []
-    staged.forwards?.append { (target: Registration<Service>) -> AnyRegistration in
+    registration.forwards = registration.forwards ?? []
+    registration.forwards?.append { (target: Registration<Service>) -> AnyRegistration in
       let key = ServiceKey(
         service: TypeIdentity(Other.self), arguments: .void, name: target.key.name)
       return Registration<Other>(
@@ -81,7 +84,7 @@ public struct RegistrationHandle<Service> {
                 forwardedAt: location), insideFactory: true)
           }
           return converted
-        }, activation: nil)
+        })
     }
     return self
   }
@@ -107,17 +110,16 @@ public struct RegistrationHandle<Service> {
   public func onActivated(_ hook: @escaping @Sendable (borrowing Resolver, Service) throws -> Void)
     -> RegistrationHandle<Service>
   {
-    if let batch = staged.batch, !batch.isOpen {
+    if !batch.isOpen {
       batch.reportLateUse {
-        staged.failing(.lateRefinement(.activationHook, of: staged.key, at: staged.location))
+        [
+          registration.failing(
+            .lateRefinement(.activationHook, of: registration.key, at: registration.location))
+        ]
       }
       return self
     }
-    let previous = staged.activation
-    staged.activation = { resolver, instance in
-      try previous?(resolver, instance)
-      try hook(resolver, instance)
-    }
+    registration.addActivation(hook)
     return self
   }
 }

@@ -1,0 +1,59 @@
+/// The part of a ``Registration`` that depends on the service type alone: what a
+/// ``RegistrationHandle`` refines while the batch is open (the activation hook and the forwards).
+///
+/// A registrar makes the registration itself when `register` is called, and refinements write it
+/// directly. These writes happen only while the batch is open, on the thread running the
+/// registrar's closure, and so before the batch is published; every later use of a handle is
+/// reported instead (see ``RegistrationBatch``). Publication (an atomic release) orders them before
+/// every reader.
+@usableFromInline
+class ServiceRegistration<Service>: AnyRegistration, @unchecked Sendable {
+  @usableFromInline typealias Activation = @Sendable (borrowing Resolver, Service) throws -> Void
+
+  /// The post-init hook (``RegistrationHandle/onActivated(_:)``); written only before
+  /// publication, so no dynamic exclusivity check is needed on the resolve path that reads it.
+  @usableFromInline @exclusivity(unchecked) final var activation: Activation?
+  /// The forwards to make when the batch is materialized; `nil` until one is added (an empty array
+  /// of this element type would look up the generic registration type's metadata for every
+  /// registration), and again once they are made.
+  @exclusivity(unchecked) final var forwards: [(Registration<Service>) -> AnyRegistration]?
+
+  /// Adds `hook` after any hook added before.
+  final func addActivation(_ hook: @escaping Activation) {
+    let previous = activation
+    activation = { resolver, instance in
+      try previous?(resolver, instance)
+      try hook(resolver, instance)
+    }
+  }
+}
+
+extension Registration {
+  /// Thrown by the factory of a registered instance, which never runs.
+  struct Unreachable: Error {}
+
+  /// Checks this staged registration and appends it, followed by its forwards, to `batch`
+  /// (what `materialize(into:)` does for a ``Registration``).
+  final func materializeTyped(into batch: inout [AnyRegistration]) throws {
+    if key.hasArguments && lifetime.isShared {
+      throw ResolutionError(.sharedWithArguments(descriptor))
+    }
+    batch.append(self)
+    guard let pending = forwards else { return }
+    forwards = nil
+    guard !pending.isEmpty else { return }
+    guard let plain = withoutArguments else {
+      throw ResolutionError(.forwardWithArguments(descriptor))
+    }
+    let forwardAttributes = attributes.forForward
+    for forward in pending { batch.append(forwardAttributes.applied(to: forward(plain))) }
+  }
+
+  /// A registration under this one's key, with its exact argument types, that throws
+  /// `invalidRegistration` for `reason` when resolved (what `failing(_:)` is for a
+  /// ``Registration``).
+  final func failingTyped(_ reason: ResolutionError.Reason) -> AnyRegistration {
+    RegistrationBatch.failing(
+      Service.self, arguments: repeat (each Argument).self, key: key, at: location, reason: reason)
+  }
+}
