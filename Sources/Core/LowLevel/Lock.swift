@@ -97,3 +97,33 @@ struct SpinLock: ~Copyable, @unchecked Sendable {
 
   func unlock() { word.store(0, ordering: .releasing) }
 }
+
+/// A fixed table of atomic words that any thread reads and writes without a lock: the storage of
+/// process-wide caches whose entries fit in one word (see `DisposalKind`).
+///
+/// An index is reduced modulo the table's size (a power of two), so every index is in bounds.
+///
+/// `@unchecked Sendable`: the words are atomics, allocated and initialized in `init` before the table can
+/// be shared, and freed only in `deinit`, when nobody holds the table any more.
+final class AtomicWordTable: @unchecked Sendable {
+  private let words: UnsafeMutablePointer<Atomic<UInt>>
+  private let mask: Int
+
+  /// A table of at least `minimumCount` words, all 0.
+  init(minimumCount: Int) {
+    var count = 1
+    while count < minimumCount { count <<= 1 }
+    mask = count - 1
+    words = .allocate(capacity: count)
+    for index in 0..<count { (words + index).initialize(to: Atomic(0)) }
+  }
+
+  deinit {
+    words.deinitialize(count: mask + 1)
+    words.deallocate()
+  }
+
+  func load(at index: Int) -> UInt { words[index & mask].load(ordering: .relaxed) }
+
+  func store(_ value: UInt, at index: Int) { words[index & mask].store(value, ordering: .relaxed) }
+}

@@ -135,7 +135,7 @@ public final class Registrar {
   ///   - line: The line of the registration; recorded for errors. Leave the default.
   ///   - initializer: A function from the dependencies to the service, typically `Type.init`.
   /// - Returns: A handle to add forwards or an activation hook.
-  @discardableResult
+  @inlinable @discardableResult
   @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<Service: Sendable, each Dependency>(
     _ type: Service.Type,
@@ -170,7 +170,7 @@ public final class Registrar {
   ///   - line: The line of the registration; recorded for errors. Leave the default.
   ///   - initializer: A function from the dependencies to the service, typically `Type.init`.
   /// - Returns: A handle to add forwards or an activation hook.
-  @discardableResult
+  @inlinable @discardableResult
   @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<Service, each Dependency>(
     _ type: Service.Type,
@@ -185,6 +185,10 @@ public final class Registrar {
       initializer: initializer)
   }
 
+  /// Inlined into the caller, so that the registration is made, and the factory resolves the
+  /// dependencies, in code specialised for the concrete types: no generic metadata is looked up
+  /// at run time for each registration, and every resolve the factory makes is specialised.
+  @inlinable
   func stageInitializer<Service, each Dependency>(
     name: (any Hashable & Sendable)?, lifetime: Lifetime, location: SourceLocation,
     initializer: @escaping @Sendable (repeat each Dependency) throws -> Service
@@ -299,6 +303,7 @@ public final class Registrar {
   }
 
   /// Adds `registration` to the batch, or reports it if the batch is already published.
+  @usableFromInline
   func stage<Service>(_ registration: ServiceRegistration<Service>) -> RegistrationHandle<Service> {
     if batch.isOpen {
       staged.append(registration)
@@ -310,6 +315,7 @@ public final class Registrar {
     return RegistrationHandle(registration: registration, batch: batch)
   }
 
+  @usableFromInline
   static func box(_ name: (any Hashable & Sendable)?) -> AnyServiceName? {
     guard let name else { return nil }
     func open<Name: Hashable & Sendable>(_ name: Name) -> AnyServiceName { ServiceName(name) }

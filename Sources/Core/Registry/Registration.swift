@@ -25,6 +25,7 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   @usableFromInline let undisposableType = Atomic<UInt>(0)
   weak var weakInstance: AnyObject?
 
+  @usableFromInline
   init(
     key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: [ServiceKey]?,
     factory: @escaping Factory, instance: Service? = nil

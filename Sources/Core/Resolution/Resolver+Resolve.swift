@@ -176,6 +176,7 @@ extension Resolver {
 }
 
 extension ServiceKey {
+  @usableFromInline
   init<Service>(_ service: Service.Type, name: AnyServiceName?) {
     self.init(service: TypeIdentity(Service.self), arguments: .void, name: name)
   }

@@ -56,13 +56,18 @@ struct Disposal: @unchecked Sendable {
   /// The disposal an instance needs, if any. Called once per shared instance, when it is created.
   @usableFromInline
   static func of(_ instance: Any, key: ServiceKey) -> Disposal? {
-    if let disposable = instance as? any AsyncDisposable {
+    let type = Swift.type(of: instance)
+    let kind = DisposalKind.known(for: type) ?? DisposalKind.learn(for: type, from: instance)
+    switch kind {
+    case .none:
+      return nil
+    case .async:
+      guard let disposable = instance as? any AsyncDisposable else { return nil }
       return Disposal(key: key, action: .async(disposable))
-    }
-    if let disposable = instance as? any Disposable {
+    case .sync:
+      guard let disposable = instance as? any Disposable else { return nil }
       return Disposal(key: key, action: .sync(disposable))
     }
-    return nil
   }
 }
 
@@ -75,4 +80,53 @@ public struct DisposalError: Error, CustomStringConvertible {
 
   /// `Connection: <error>`.
   public var description: String { "\(key): \(underlying)" }
+}
+
+/// Which disposal protocol a type conforms to, remembered per type for the whole process.
+///
+/// A cast that fails (`instance as? any AsyncDisposable` for a type that is not) costs the Swift
+/// runtime on Linux a scan of every conformance record, tens of thousands of instructions, each
+/// time (the failure is not cached), and every instance a scope or singleton makes needs one or
+/// two of them; a cast that succeeds is cheap. So the first instance of a type
+/// pays for the failing casts and records the answer, and later instances do at most the one cast
+/// that succeeds. The record is one word, the type's metadata address with the kind in its low
+/// bits, in a fixed table indexed by that address: type metadata is never freed, so an address
+/// names one type for the life of the process, and a collision only costs the casts again.
+enum DisposalKind: UInt {
+  case none = 1
+  case sync = 2
+  case async = 3
+
+  private static let table = AtomicWordTable(minimumCount: 4_096)
+  private static let kindBits: UInt = 3
+
+  /// The kind recorded for `type`, if any.
+  static func known(for type: Any.Type) -> DisposalKind? {
+    let address = UInt(bitPattern: ObjectIdentifier(type))
+    let word = table.load(at: slot(of: address))
+    guard word & ~kindBits == address else { return nil }
+    return DisposalKind(rawValue: word & kindBits)
+  }
+
+  /// Finds `instance`'s kind with the casts and records it for `type`, its dynamic type.
+  static func learn(for type: Any.Type, from instance: Any) -> DisposalKind {
+    let kind: DisposalKind =
+      if instance is any AsyncDisposable {
+        .async
+      } else if instance is any Disposable {
+        .sync
+      } else {
+        .none
+      }
+    let address = UInt(bitPattern: ObjectIdentifier(type))
+    // Metadata is at least 8-byte aligned, so the low bits are free for the kind.
+    if address & kindBits == 0 { table.store(address | kind.rawValue, at: slot(of: address)) }
+    return kind
+  }
+
+  /// Fibonacci hashing: metadata of related types sits at nearby, regularly spaced addresses,
+  /// which the multiplication spreads over the whole table.
+  private static func slot(of address: UInt) -> Int {
+    Int(truncatingIfNeeded: (UInt64(address) &* 0x9E37_79B9_7F4A_7C15) >> 52)
+  }
 }

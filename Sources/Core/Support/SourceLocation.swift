@@ -22,6 +22,7 @@ public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
     self.line = line
   }
 
+  @usableFromInline
   init(_ fileID: StaticString, _ line: UInt) {
     self.init(fileID: String(describing: fileID), line: Int(line))
   }
