@@ -44,12 +44,15 @@ final class Registry: @unchecked Sendable {
   /// An addition whose key is already present becomes the latest for that key and links the one
   /// it replaces (its `previous`); this is the only time that link is written, before publication.
   convenience init(previous: Registry?, adding additions: [AnyRegistration]) {
-    var latest: [ServiceKey: AnyRegistration] = [:]
+    var latest = KeyIndex(capacity: additions.count)
     for registration in additions {
-      if let replaced = latest[registration.key] ?? previous?.latest(for: registration.key) {
+      let (position, inserted) = latest.insert(registration)
+      if !inserted {
+        registration.previous = latest.newest[position]
+        latest.newest[position] = registration
+      } else if let replaced = previous?.latest(for: registration.key) {
         registration.previous = replaced
       }
-      latest[registration.key] = registration
     }
     var run = additions
     var older = previous
@@ -65,17 +68,19 @@ final class Registry: @unchecked Sendable {
     self.older = older
     ownRegistrations = run
 
-    var latest: [ServiceKey: AnyRegistration] = [:]
-    latest.reserveCapacity(run.count)
-    for registration in run { latest[registration.key] = registration }
+    // Each key once, in the order it first appears, with its newest registration.
+    var latest = KeyIndex(capacity: run.count)
+    for registration in run {
+      let (position, inserted) = latest.insert(registration)
+      if !inserted { latest.newest[position] = registration }
+    }
 
     var entries: [KeyTable.Entry] = []
+    entries.reserveCapacity(latest.newest.count)
     var groups: [GroupKey: [(name: AnyServiceName, registration: AnyRegistration)]] = [:]
     var groupOrder: [GroupKey] = []
-    var seen = Set<ServiceKey>()
-    for registration in run where seen.insert(registration.key).inserted {
-      guard let newest = latest[registration.key] else { continue }
-      let key = registration.key
+    for newest in latest.newest {
+      let key = newest.key
       guard let name = key.name else {
         entries.append(.unnamed(service: key.service.bits, arguments: key.arguments.bits, newest))
         continue
@@ -175,4 +180,51 @@ private struct GroupKey: Hashable {
   let service: UInt
   let arguments: UInt
   let nameType: UInt
+}
+
+/// The distinct keys of a run of registrations, in the order they first appear, each with one
+/// registration (`newest`, which the caller keeps up to date): an open-addressing index hashed
+/// from the key's bits with a multiply, rather than a `Dictionary`, whose SipHash was a third of
+/// the cost of building a container.
+private struct KeyIndex {
+  /// One registration per distinct key, in first-appearance order.
+  var newest: [AnyRegistration] = []
+  /// Positions in `newest`, or -1 for an empty slot; a power of two long, at most half full.
+  private var slots: [Int32]
+  private let shift: UInt
+
+  init(capacity: Int) {
+    var size = 8
+    while size < capacity * 2 { size <<= 1 }
+    slots = Array(repeating: -1, count: size)
+    shift = UInt(UInt.bitWidth - size.trailingZeroBitCount)
+    newest.reserveCapacity(capacity)
+  }
+
+  /// Finds `registration`'s key, or adds it with `registration`: its position in `newest`, and
+  /// whether it was added.
+  mutating func insert(_ registration: AnyRegistration) -> (position: Int, inserted: Bool) {
+    let key = registration.key
+    let mask = slots.count - 1
+    var slot = hash(key)
+    while true {
+      let position = Int(slots[slot])
+      if position < 0 {
+        slots[slot] = Int32(truncatingIfNeeded: newest.count)
+        newest.append(registration)
+        return (newest.count - 1, true)
+      }
+      if newest[position].key == key { return (position, false) }
+      slot = (slot + 1) & mask
+    }
+  }
+
+  private func hash(_ key: ServiceKey) -> Int {
+    var bits = key.service.bits &* 0x9E37_79B9_7F4A_7C15
+    bits ^= (key.arguments.bits &* 0xC2B2_AE3D_27D4_EB4F) >> 7
+    if let name = key.name {
+      bits ^= (name.typeID ^ UInt(bitPattern: name.valueHash)) &* 0x1656_67B1_9E37_79F9
+    }
+    return Int(truncatingIfNeeded: bits >> shift)
+  }
 }
