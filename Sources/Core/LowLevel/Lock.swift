@@ -98,32 +98,42 @@ struct SpinLock: ~Copyable, @unchecked Sendable {
   func unlock() { word.store(0, ordering: .releasing) }
 }
 
-/// A fixed table of atomic words that any thread reads and writes without a lock: the storage of
-/// process-wide caches whose entries fit in one word (see `DisposalKind`).
+/// A fixed table of atomic words that any thread reads and writes without a lock, indexed by a
+/// hash of a one-word key: the storage of process-wide caches whose entries fit in one word (see
+/// `DisposalKind`). Two keys may share a word; the caller stores enough of the key in the word to
+/// tell.
 ///
-/// An index is reduced modulo the table's size (a power of two), so every index is in bounds.
-///
-/// `@unchecked Sendable`: the words are atomics, allocated and initialized in `init` before the table can
-/// be shared, and freed only in `deinit`, when nobody holds the table any more.
+/// `@unchecked Sendable`: the words are atomics, allocated and initialized in `init` before the
+/// table can be shared, and freed only in `deinit`, when nobody holds the table any more.
 final class AtomicWordTable: @unchecked Sendable {
   private let words: UnsafeMutablePointer<Atomic<UInt>>
-  private let mask: Int
+  private let count: Int
+  private let shift: UInt64
 
   /// A table of at least `minimumCount` words, all 0.
   init(minimumCount: Int) {
-    var count = 1
+    var count = 2
     while count < minimumCount { count <<= 1 }
-    mask = count - 1
+    self.count = count
+    shift = UInt64(64 - count.trailingZeroBitCount)
     words = .allocate(capacity: count)
     for index in 0..<count { (words + index).initialize(to: Atomic(0)) }
   }
 
   deinit {
-    words.deinitialize(count: mask + 1)
+    words.deinitialize(count: count)
     words.deallocate()
   }
 
-  func load(at index: Int) -> UInt { words[index & mask].load(ordering: .relaxed) }
+  /// The word for `key` (0 if none was stored there).
+  func load(for key: UInt) -> UInt { words[index(of: key)].load(ordering: .relaxed) }
 
-  func store(_ value: UInt, at index: Int) { words[index & mask].store(value, ordering: .relaxed) }
+  /// Stores `value` in the word for `key`, replacing what was there.
+  func store(_ value: UInt, for key: UInt) { words[index(of: key)].store(value, ordering: .relaxed) }
+
+  /// Fibonacci hashing: keys such as metadata addresses of related types are regularly spaced,
+  /// and the multiplication spreads them over the whole table.
+  private func index(of key: UInt) -> Int {
+    Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> shift)
+  }
 }

@@ -18,19 +18,29 @@ struct SharedInstanceCell<Value>: ~Copyable {
   /// `empty`, `ready` (the instance is there for everyone), or `provisional` (the creating thread
   /// stored it and runs the activation hook).
   @usableFromInline let state = Atomic<UInt8>(SharedInstanceCell.empty)
-  @usableFromInline let storage: UnsafeMutablePointer<Value?>
+  /// Room for the instance, initialized exactly while the state is not `empty`; `nil` for a
+  /// cell that never holds one (a registration whose lifetime keeps its instances elsewhere),
+  /// which so costs no allocation.
+  @usableFromInline let storage: UnsafeMutablePointer<Value>?
 
-  /// A cell holding `initial` (ready), or nothing. Inlined into `Registration.init`, so that
-  /// making a registration does not look up this type's metadata.
+  /// A cell holding `initial` (ready), or nothing; with no storage at all when it will never hold
+  /// an instance (`holdsInstances` false and no `initial`). Inlined into `Registration.init`, so
+  /// that making a registration does not look up this type's metadata.
   @inline(__always)
-  init(_ initial: Value?) {
-    storage = .allocate(capacity: 1)
-    storage.initialize(to: initial)
-    if initial != nil { state.store(SharedInstanceCell.ready, ordering: .releasing) }
+  init(_ initial: Value?, holdsInstances: Bool = true) {
+    if let initial {
+      let storage = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+      storage.initialize(to: initial)
+      self.storage = storage
+      state.store(SharedInstanceCell.ready, ordering: .releasing)
+    } else {
+      storage = holdsInstances ? .allocate(capacity: 1) : nil
+    }
   }
 
   deinit {
-    storage.deinitialize(count: 1)
+    guard let storage else { return }
+    if state.load(ordering: .acquiring) != SharedInstanceCell.empty { storage.deinitialize(count: 1) }
     storage.deallocate()
   }
 
@@ -40,31 +50,39 @@ struct SharedInstanceCell<Value>: ~Copyable {
 
   /// The instance, if it is ready.
   @inlinable @inline(__always)
-  var readyValue: Value? { isReady ? storage.pointee.unsafelyUnwrapped : nil }
+  var readyValue: Value? { isReady ? storage?.pointee : nil }
 
   /// The instance the calling thread stored and is activating; `nil` if there is none. Only the
   /// creating thread (the holder of the creation guard) may ask.
   var provisionalValue: Value? {
-    state.load(ordering: .acquiring) == SharedInstanceCell.provisional ? storage.pointee : nil
+    state.load(ordering: .acquiring) == SharedInstanceCell.provisional ? storage?.pointee : nil
   }
 
-  /// Stores `value`, visible only to the creating thread, while its activation hook runs.
+  /// Stores `value`, visible only to the creating thread, while its activation hook runs. A cell
+  /// without storage keeps nothing.
   func provision(_ value: Value) {
-    storage.pointee = value
+    guard let storage, state.load(ordering: .acquiring) == SharedInstanceCell.empty else { return }
+    storage.initialize(to: value)
     state.store(SharedInstanceCell.provisional, ordering: .releasing)
   }
 
-  /// Stores `value` (if not already provisioned with it) and makes it visible to every thread.
+  /// Stores `value` (if not already provisioned with it) and makes it visible to every thread. A
+  /// cell without storage stays empty.
   func publish(_ value: Value) {
-    if state.load(ordering: .acquiring) != SharedInstanceCell.provisional { storage.pointee = value }
+    guard let storage else { return }
+    switch state.load(ordering: .acquiring) {
+    case SharedInstanceCell.empty: storage.initialize(to: value)
+    case SharedInstanceCell.provisional: break
+    default: return  // already ready: the first instance stays
+    }
     state.store(SharedInstanceCell.ready, ordering: .releasing)
   }
 
   /// Empties the cell and returns what it held, for the caller to drop outside any lock (its
   /// `deinit` is user code). State first: a `deinit` must not find a value that is going away.
   func clear() -> Value? {
-    state.store(SharedInstanceCell.empty, ordering: .releasing)
-    defer { storage.pointee = nil }
-    return storage.pointee
+    let previous = state.exchange(SharedInstanceCell.empty, ordering: .acquiringAndReleasing)
+    guard let storage, previous != SharedInstanceCell.empty else { return nil }
+    return storage.move()
   }
 }

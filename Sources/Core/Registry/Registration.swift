@@ -31,7 +31,8 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
     factory: @escaping Factory, instance: Service? = nil
   ) {
     self.factory = factory
-    shared = SharedInstanceCell(instance)
+    // Only singletons keep their instance here; other lifetimes need no storage.
+    shared = SharedInstanceCell(instance, holdsInstances: lifetime.kind.storage.home == .registration)
     super.init(key: key, lifetime: lifetime, location: location, dependencies: dependencies)
   }
 

@@ -97,7 +97,7 @@ public struct ServiceDependency: Hashable, Sendable, CustomStringConvertible {
   /// The dependency behind a resolved key: a `Lazy<T>` or `Provider<T>` key stands for a deferred
   /// dependency on `T`.
   init(parameterKey key: ServiceKey) {
-    if key.name == nil, !key.hasArguments, let deferred = key.serviceType as? any DeferredDependency.Type {
+    if key.name == nil, !key.hasArguments, let deferred = deferredType(key.serviceType) {
       self.init(key: deferred.deferredKey, isDeferred: true)
     } else {
       self.init(key: key, isDeferred: false)
@@ -111,6 +111,22 @@ public struct ServiceDependency: Hashable, Sendable, CustomStringConvertible {
 /// A type that resolves another service later: ``Lazy`` and ``Provider``.
 protocol DeferredDependency {
   static var deferredKey: ServiceKey { get }
+}
+
+/// Types found not to be ``DeferredDependency``, by metadata address, for the whole process: on
+/// Linux a failing conformance cast scans every conformance record each time (the answer is not
+/// cached), and every declared or auto-wired dependency is checked once per registration or
+/// validation. A word holds the address with its low bit set; metadata is never freed, so the
+/// address names one type for the life of the process.
+private let notDeferredTypes = AtomicWordTable(minimumCount: 4_096)
+
+/// `type` as a ``DeferredDependency``, or `nil` if it is not one.
+private func deferredType(_ type: Any.Type) -> (any DeferredDependency.Type)? {
+  let address = UInt(bitPattern: ObjectIdentifier(type))
+  if notDeferredTypes.load(for: address) == address | 1 { return nil }
+  if let deferred = type as? any DeferredDependency.Type { return deferred }
+  if address & 1 == 0 { notDeferredTypes.store(address | 1, for: address) }
+  return nil
 }
 
 extension Lazy: DeferredDependency {

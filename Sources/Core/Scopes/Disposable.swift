@@ -103,7 +103,7 @@ enum DisposalKind: UInt {
   /// The kind recorded for `type`, if any.
   static func known(for type: Any.Type) -> DisposalKind? {
     let address = UInt(bitPattern: ObjectIdentifier(type))
-    let word = table.load(at: slot(of: address))
+    let word = table.load(for: address)
     guard word & ~kindBits == address else { return nil }
     return DisposalKind(rawValue: word & kindBits)
   }
@@ -120,13 +120,7 @@ enum DisposalKind: UInt {
       }
     let address = UInt(bitPattern: ObjectIdentifier(type))
     // Metadata is at least 8-byte aligned, so the low bits are free for the kind.
-    if address & kindBits == 0 { table.store(address | kind.rawValue, at: slot(of: address)) }
+    if address & kindBits == 0 { table.store(address | kind.rawValue, for: address) }
     return kind
-  }
-
-  /// Fibonacci hashing: metadata of related types sits at nearby, regularly spaced addresses,
-  /// which the multiplication spreads over the whole table.
-  private static func slot(of address: UInt) -> Int {
-    Int(truncatingIfNeeded: (UInt64(address) &* 0x9E37_79B9_7F4A_7C15) >> 52)
   }
 }
