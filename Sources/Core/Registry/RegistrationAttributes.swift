@@ -113,20 +113,14 @@ protocol DeferredDependency {
   static var deferredKey: ServiceKey { get }
 }
 
-/// Types found not to be ``DeferredDependency``, by metadata address, for the whole process: on
-/// Linux a failing conformance cast scans every conformance record each time (the answer is not
-/// cached), and every declared or auto-wired dependency is checked once per registration or
-/// validation. A word holds the address with its low bit set; metadata is never freed, so the
-/// address names one type for the life of the process.
-private let notDeferredTypes = AtomicWordTable(minimumCount: 4_096)
+/// Which types are ``DeferredDependency`` (1: no, 2: yes), for the whole process: every declared
+/// or auto-wired dependency is checked once per registration or validation (see ``TypeFacts``).
+private let deferredTypes = TypeFacts()
 
 /// `type` as a ``DeferredDependency``, or `nil` if it is not one.
 private func deferredType(_ type: Any.Type) -> (any DeferredDependency.Type)? {
-  let address = UInt(bitPattern: ObjectIdentifier(type))
-  if notDeferredTypes.load(for: address) == address | 1 { return nil }
-  if let deferred = type as? any DeferredDependency.Type { return deferred }
-  if address & 1 == 0 { notDeferredTypes.store(address | 1, for: address) }
-  return nil
+  let isDeferred = deferredTypes.fact(for: type) { type is any DeferredDependency.Type ? 2 : 1 } == 2
+  return isDeferred ? type as? any DeferredDependency.Type : nil
 }
 
 extension Lazy: DeferredDependency {

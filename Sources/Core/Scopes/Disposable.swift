@@ -56,9 +56,7 @@ struct Disposal: @unchecked Sendable {
   /// The disposal an instance needs, if any. Called once per shared instance, when it is created.
   @usableFromInline
   static func of(_ instance: Any, key: ServiceKey) -> Disposal? {
-    let type = Swift.type(of: instance)
-    let kind = DisposalKind.known(for: type) ?? DisposalKind.learn(for: type, from: instance)
-    switch kind {
+    switch DisposalKind.of(instance, type: Swift.type(of: instance)) {
     case .none:
       return nil
     case .async:
@@ -82,45 +80,23 @@ public struct DisposalError: Error, CustomStringConvertible {
   public var description: String { "\(key): \(underlying)" }
 }
 
-/// Which disposal protocol a type conforms to, remembered per type for the whole process.
-///
-/// A cast that fails (`instance as? any AsyncDisposable` for a type that is not) costs the Swift
-/// runtime on Linux a scan of every conformance record, tens of thousands of instructions, each
-/// time (the failure is not cached), and every instance a scope or singleton makes needs one or
-/// two of them; a cast that succeeds is cheap. So the first instance of a type
-/// pays for the failing casts and records the answer, and later instances do at most the one cast
-/// that succeeds. The record is one word, the type's metadata address with the kind in its low
-/// bits, in a fixed table indexed by that address: type metadata is never freed, so an address
-/// names one type for the life of the process, and a collision only costs the casts again.
+/// Which disposal protocol a type conforms to, remembered per type for the whole process (see
+/// ``TypeFacts``): the first instance of a type pays for the casts that fail, and later instances
+/// do at most the one cast that succeeds, which is cheap.
 enum DisposalKind: UInt {
   case none = 1
   case sync = 2
   case async = 3
 
-  private static let table = AtomicWordTable(minimumCount: 4_096)
-  private static let kindBits: UInt = 3
+  private static let facts = TypeFacts()
 
-  /// The kind recorded for `type`, if any.
-  static func known(for type: Any.Type) -> DisposalKind? {
-    let address = UInt(bitPattern: ObjectIdentifier(type))
-    let word = table.load(for: address)
-    guard word & ~kindBits == address else { return nil }
-    return DisposalKind(rawValue: word & kindBits)
-  }
-
-  /// Finds `instance`'s kind with the casts and records it for `type`, its dynamic type.
-  static func learn(for type: Any.Type, from instance: Any) -> DisposalKind {
-    let kind: DisposalKind =
-      if instance is any AsyncDisposable {
-        .async
-      } else if instance is any Disposable {
-        .sync
-      } else {
-        .none
-      }
-    let address = UInt(bitPattern: ObjectIdentifier(type))
-    // Metadata is at least 8-byte aligned, so the low bits are free for the kind.
-    if address & kindBits == 0 { table.store(address | kind.rawValue, for: address) }
-    return kind
+  /// The kind of `instance`, whose dynamic type is `type`.
+  static func of(_ instance: Any, type: Any.Type) -> DisposalKind {
+    let fact = facts.fact(for: type) {
+      if instance is any AsyncDisposable { return DisposalKind.async.rawValue }
+      if instance is any Disposable { return DisposalKind.sync.rawValue }
+      return DisposalKind.none.rawValue
+    }
+    return DisposalKind(rawValue: fact) ?? .none
   }
 }
