@@ -53,9 +53,12 @@ class AnyRegistration: @unchecked Sendable {
   /// by ``Registration`` (see `ServiceRegistration.swift`).
   func materialize(into batch: inout [AnyRegistration]) throws { batch.append(self) }
 
-  /// A registration for this one's key that throws `invalidRegistration` for `reason`; overridden
-  /// by ``Registration``.
-  func failing(_ reason: ResolutionError.Reason) -> AnyRegistration { self }
+  /// A registration for this one's key that throws `invalidRegistration` for `reason`. Every
+  /// registration is a ``Registration``, which overrides this; the base has no service type to
+  /// make one with, and answers with a transient that throws `reason` under the same key.
+  func failing(_ reason: ResolutionError.Reason) -> AnyRegistration {
+    RegistrationBatch.failing(Never.self, key: key, at: location, reason: reason)
+  }
 
   /// Makes an eager singleton's instance now. Overridden by ``Registration``.
   func createEagerly(in scope: Scope) throws {}

@@ -95,8 +95,11 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   /// with the scope. Readers announce themselves (`Scope.readingCache`), and the closing scope
   /// waited for them before calling this.
   override func releaseSharedInstance() {
-    // No guard was made: no instance was ever created, so there is nothing to release.
-    guard kind.storage.home == .registration, let creation = creationGuard.load() else { return }
+    guard kind.storage.home == .registration else { return }
+    // `creation`, not a load of `creationGuard`: a creator that has not stored the guard yet must
+    // still meet this release under one lock (and then see the scope closed), as when every
+    // singleton had its guard from the start.
+    let creation = creation
     // The creation guard keeps this from racing with a singleton being made right now. It
     // throws only if this very thread is making it (a disposer closing the scope from inside that
     // factory); then the instance stays until the registration is freed.
