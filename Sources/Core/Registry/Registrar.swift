@@ -198,11 +198,23 @@ public final class Registrar {
     var dependencies: [ServiceKey] = []
     dependencies.reserveCapacity(count)  // one allocation, not one per doubling
     repeat dependencies.append(ServiceKey((each Dependency).self, name: nil))
-    return stage(
+    return stageAutowired(name: name, lifetime: lifetime, location: location, dependencies: dependencies) {
+      resolver in try initializer(repeat try resolver.resolve((each Dependency).self))
+    }
+  }
+
+  /// Stages an auto-wired registration: `factory` resolves `dependencies` and calls the
+  /// initializer. Inlined into the caller with the fixed-arity forms, so that the registration is
+  /// made by code specialised for `Service`.
+  @inlinable
+  func stageAutowired<Service>(
+    name: (any Hashable & Sendable)?, lifetime: Lifetime, location: SourceLocation,
+    dependencies: [ServiceKey], factory: @escaping @Sendable (borrowing Resolver) throws -> Service
+  ) -> RegistrationHandle<Service> {
+    stage(
       Registration<Service>(
         key: ServiceKey(Service.self, name: Self.box(name)), lifetime: lifetime,
-        location: location, dependencies: dependencies,
-        factory: { resolver in try initializer(repeat try resolver.resolve((each Dependency).self)) }))
+        location: location, dependencies: dependencies, factory: factory))
   }
 
   /// Registers a ready-made instance, which every resolve returns.
