@@ -131,8 +131,9 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
     }
   }
 
-  /// The disposal `instance` needs, if any: the conformance casts run once per instance type.
-  @usableFromInline
+  /// The disposal `instance` needs, if any: the conformance casts that fail run once per
+  /// instance type.
+  @inlinable
   final func disposal(for instance: Service) -> Disposal? {
     guard mayNeedDisposal(instance) else { return nil }
     let disposal = Disposal.of(instance, key: key)

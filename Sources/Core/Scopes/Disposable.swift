@@ -40,33 +40,82 @@ public protocol AsyncDisposable {
 
 /// One entry of a scope's disposal stack.
 ///
+/// The instance is held as a class-bound existential (a reference and a witness table), so that
+/// filing, moving and running a disposal copies no opaque existential; an instance of a value type
+/// is boxed in a ``DisposableValue`` or ``AsyncDisposableValue`` first.
+///
 /// `@unchecked Sendable`: the instance is only touched by the closing scope, once, after every
 /// reference the scope handed out was made; concurrent use by the service's other holders is
 /// the service's own business, as it is for any shared instance.
 @usableFromInline
 struct Disposal: @unchecked Sendable {
+  @usableFromInline
   enum Action {
-    case sync(any Disposable)
-    case async(any AsyncDisposable)
+    case sync(any Disposable & AnyObject)
+    case async(any AsyncDisposable & AnyObject)
   }
 
-  let key: ServiceKey
-  let action: Action
+  @usableFromInline let key: ServiceKey
+  @usableFromInline let action: Action
+
+  @usableFromInline
+  init(key: ServiceKey, action: Action) {
+    self.key = key
+    self.action = action
+  }
 
   /// The disposal an instance needs, if any. Called once per shared instance, when it is created.
-  @usableFromInline
-  static func of(_ instance: Any, key: ServiceKey) -> Disposal? {
-    switch DisposalKind.of(instance, type: Swift.type(of: instance)) {
+  ///
+  /// Inlined into code specialised for the instance's static type: the kind comes from
+  /// ``DisposalKind`` (remembered per dynamic type), and the one cast that succeeds is then made
+  /// on the static type, which the compiler resolves without the runtime when the type is a final
+  /// class that conforms.
+  @inlinable
+  static func of<Instance>(_ instance: Instance, key: ServiceKey) -> Disposal? {
+    let kind = DisposalKind.of(Swift.type(of: instance)) {
+      if instance is any AsyncDisposable { return .async }
+      if instance is any Disposable { return .sync }
+      return DisposalKind.none
+    }
+    switch kind {
     case .none:
       return nil
     case .async:
-      guard let disposable = instance as? any AsyncDisposable else { return nil }
-      return Disposal(key: key, action: .async(disposable))
+      if let object = instance as? any AsyncDisposable & AnyObject {
+        return Disposal(key: key, action: .async(object))
+      }
+      guard let value = instance as? any AsyncDisposable else { return nil }
+      return Disposal(key: key, action: .async(AsyncDisposableValue(value)))
     case .sync:
-      guard let disposable = instance as? any Disposable else { return nil }
-      return Disposal(key: key, action: .sync(disposable))
+      if let object = instance as? any Disposable & AnyObject {
+        return Disposal(key: key, action: .sync(object))
+      }
+      guard let value = instance as? any Disposable else { return nil }
+      return Disposal(key: key, action: .sync(DisposableValue(value)))
     }
   }
+}
+
+/// A ``Disposable`` instance of a value type, boxed for the disposal stack.
+@usableFromInline
+final class DisposableValue: Disposable {
+  let value: any Disposable
+
+  @usableFromInline
+  init(_ value: any Disposable) { self.value = value }
+
+  @usableFromInline func dispose() throws { try value.dispose() }
+}
+
+/// An ``AsyncDisposable`` instance of a value type, boxed for the disposal stack.
+@usableFromInline
+final class AsyncDisposableValue: AsyncDisposable {
+  let value: any AsyncDisposable
+
+  @usableFromInline
+  init(_ value: any AsyncDisposable) { self.value = value }
+
+  @usableFromInline func dispose() async throws { try await value.dispose() }
 }
 
 /// A disposer's error, with the service it came from.
@@ -83,6 +132,7 @@ public struct DisposalError: Error, CustomStringConvertible {
 /// Which disposal protocol a type conforms to, remembered per type for the whole process (see
 /// ``TypeFacts``): the first instance of a type pays for the casts that fail, and later instances
 /// do at most the one cast that succeeds, which is cheap.
+@usableFromInline
 enum DisposalKind: UInt {
   case none = 1
   case sync = 2
@@ -90,13 +140,9 @@ enum DisposalKind: UInt {
 
   private static let facts = TypeFacts()
 
-  /// The kind of `instance`, whose dynamic type is `type`.
-  static func of(_ instance: Any, type: Any.Type) -> DisposalKind {
-    let fact = facts.fact(for: type) {
-      if instance is any AsyncDisposable { return DisposalKind.async.rawValue }
-      if instance is any Disposable { return DisposalKind.sync.rawValue }
-      return DisposalKind.none.rawValue
-    }
-    return DisposalKind(rawValue: fact) ?? .none
+  /// The kind of instances whose dynamic type is `type`; `compute` finds it for the first one.
+  @usableFromInline
+  static func of(_ type: Any.Type, compute: () -> DisposalKind) -> DisposalKind {
+    DisposalKind(rawValue: facts.fact(for: type) { compute().rawValue }) ?? .none
   }
 }

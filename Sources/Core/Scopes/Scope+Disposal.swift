@@ -42,18 +42,19 @@ extension Scope {
 
   /// The rest of ``close()-5plpz`` once `closing` is set: disposes what the scope owns.
   private func finishClose() throws {
-    guard let disposals = takeOwned() else { return }
-    withState { $0.synchronousCloser = currentThreadID() }
-    var errors = disposals.children.flatMap { child in
-      Scope.collect { try child.close() }
-    }
+    guard let owned = takeOwned(synchronousCloser: currentThreadID()) else { return }
+    var errors: [any Error] = []
+    for child in owned.children { errors += Scope.collect { try child.close() } }
     var background: [Disposal] = []
-    for disposal in disposals.own.reversed() {
-      switch disposal.action {
-      case .sync: errors += Scope.runSync([disposal])
+    for index in owned.own.indices.reversed() {
+      switch owned.own[index].action {
+      case .sync(let disposable):
+        do { try disposable.dispose() } catch {
+          errors.append(DisposalError(key: owned.own[index].key, underlying: error))
+        }
       case .async:
-        background.append(disposal)
-        errors.append(DisposalError(key: disposal.key, underlying: AsyncDisposalRequired()))
+        background.append(owned.own[index])
+        errors.append(DisposalError(key: owned.own[index].key, underlying: AsyncDisposalRequired()))
       }
     }
     if !background.isEmpty {
@@ -107,7 +108,10 @@ extension Scope {
 
   /// Takes what the scope must close, once this thread has set `closing`; `nil` if there is
   /// nothing to close (then the scope is already detached from its parent).
-  private func takeOwned() -> (children: [Scope], own: [Disposal])? {
+  ///
+  /// - Parameter synchronousCloser: The closing thread, for a synchronous close (see
+  ///   ``ScopeState/synchronousCloser``); 0 for an asynchronous one.
+  private func takeOwned(synchronousCloser: UInt = 0) -> (children: [Scope], own: [Disposal])? {
     guard lifecycle.everTookSomething else {
       // Nothing to dispose and no linked child was ever taken, and none can be now.
       if lifecycle.everAskedForLink { detachFromParent() }
@@ -116,6 +120,7 @@ extension Scope {
     var overflow: [ScopedSlot] = []
     let taken = withStateIfMade { state -> (children: [Scope], own: [Disposal])? in
       guard let state else { return nil }
+      if synchronousCloser != 0 { state.synchronousCloser = synchronousCloser }
       let own = state.disposals
       state.disposals = []
       // Dropped after the lock is released: freeing an instance runs its `deinit`.

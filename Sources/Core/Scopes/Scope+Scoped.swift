@@ -154,7 +154,9 @@ extension Scope {
   /// - Returns: `false` if the scope closed while the factory ran; the slot is given up and the
   ///   caller disposes the instance and reports `scopeClosed`.
   @usableFromInline
-  final func fileScopedDisposal(_ registration: AnyRegistration, slot: Int, _ disposal: Disposal) -> Bool {
+  final func fileScopedDisposal(_ registration: AnyRegistration, slot: Int, _ disposal: borrowing Disposal)
+    -> Bool
+  {
     guard file(disposal) else {
       releaseScoped(registration, slot: slot)
       return false
@@ -220,13 +222,13 @@ extension Scope {
   /// close disposes the instance or the caller does: never both, never neither.
   ///
   /// - Returns: `false` if this scope or an ancestor is closing; nothing was filed.
-  private func file(_ disposal: Disposal) -> Bool {
+  private func file(_ disposal: borrowing Disposal) -> Bool {
     ensureLinked()
       && withState { state in
         guard lifecycle.takeOwnership(), !isClosed else {
           return false
         }
-        state.disposals.append(disposal)
+        state.disposals.append(copy disposal)
         return true
       }
   }
