@@ -266,19 +266,21 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
 /// What a scope guards with its state lock: everything a plain request scope does not need, in
 /// one object made on first use.
 ///
-/// Not `Sendable`: reached only through `Scope.withState`, under the owning scope's lock.
+/// Not `Sendable`: reached only through `Scope.withState`, under the owning scope's lock. The lock
+/// already makes every access exclusive, so the properties skip the run-time exclusivity check
+/// (about 100 instructions per access, six accesses in a request that owns a disposable).
 final class ScopeState {
   /// Every snapshot this scope published, kept alive for readers that may still hold one.
-  var snapshots: [Registry] = []
+  @exclusivity(unchecked) var snapshots: [Registry] = []
   /// Scoped instances past the inline slots, and those being created.
-  var scoped: [ScopedSlot] = []
+  @exclusivity(unchecked) var scoped: [ScopedSlot] = []
   /// What to dispose on close, in creation order.
-  var disposals: [Disposal] = []
+  @exclusivity(unchecked) var disposals: [Disposal] = []
   /// The linked child scopes, newest first (see ``ChildList``).
-  var children = ChildList()
+  @exclusivity(unchecked) var children = ChildList()
   /// The thread running a synchronous close of this scope, once it disposes anything: a second
   /// close on the same thread comes from one of its disposers and must not wait for it.
-  var synchronousCloser: UInt = 0
+  @exclusivity(unchecked) var synchronousCloser: UInt = 0
   /// The identities of the modules installed in this scope (see `Scope+Inspection.swift`).
-  var installedModules: [AnyHashable] = []
+  @exclusivity(unchecked) var installedModules: [AnyHashable] = []
 }
