@@ -8,9 +8,24 @@
 /// ```
 public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
   /// The file, as `#fileID` spells it (`Module/File.swift`).
-  public let fileID: String
+  public var fileID: String {
+    switch file {
+    case .literal(let literal): literal.description
+    case .text(let text): text
+    }
+  }
   /// The line within the file.
   public let line: Int
+
+  /// The file as given: a `#fileID` literal is kept as it is and made a `String` only when read,
+  /// since registering is common and reading the location rare (a `String` of more than 15 bytes
+  /// costs an allocation per registration).
+  private let file: File
+
+  private enum File: Sendable {
+    case literal(StaticString)
+    case text(String)
+  }
 
   /// Creates a location from a file identifier and a line.
   ///
@@ -18,15 +33,25 @@ public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
   ///   - fileID: The file, as `#fileID` spells it.
   ///   - line: The line within the file.
   public init(fileID: String, line: Int) {
-    self.fileID = fileID
+    self.file = .text(fileID)
     self.line = line
   }
 
   @usableFromInline
   init(_ fileID: StaticString, _ line: UInt) {
-    self.init(fileID: String(describing: fileID), line: Int(line))
+    self.file = .literal(fileID)
+    self.line = Int(line)
   }
 
   /// `Module/File.swift:42`.
   public var description: String { "\(fileID):\(line)" }
+
+  public static func == (lhs: SourceLocation, rhs: SourceLocation) -> Bool {
+    lhs.line == rhs.line && lhs.fileID == rhs.fileID
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(fileID)
+    hasher.combine(line)
+  }
 }
