@@ -26,12 +26,14 @@ enum SingletonStorage: LifetimeStorage {
     owner: Scope, _ arguments: repeat each Argument
   ) throws -> Service {
     let creation = registration.creation
-    if creation.isHeldByCurrentThread, let provisional = registration.shared.provisionalValue {
+    if creation.isHeldByCurrentThread,
+      let provisional = registration.shared.provisionalValue(as: Service.self)
+    {
       // Re-entered from this singleton's own activation hook: the instance exists; hand it out.
       return provisional
     }
     return try creation.withCreationLock(for: registration.key) {
-      if let ready = registration.shared.readyValue { return ready }
+      if let ready = registration.shared.readyValue(as: Service.self) { return ready }
       // A closed scope makes nothing new: what it would make, nobody would dispose.
       if owner.isClosed { throw owner.closedError(registration.key) }
       let instance = try registration.construct(resolver, repeat each arguments)
@@ -40,14 +42,14 @@ enum SingletonStorage: LifetimeStorage {
         do {
           try registration.activate(instance, resolver)
         } catch {
-          _ = registration.shared.clear()
+          _ = registration.shared.clear(as: Service.self)
           throw error
         }
       }
       do {
         try owner.adopt(registration.disposal(for: instance))
       } catch {
-        _ = registration.shared.clear()
+        _ = registration.shared.clear(as: Service.self)
         throw error
       }
       registration.shared.publish(instance)

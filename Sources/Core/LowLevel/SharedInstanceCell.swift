@@ -4,13 +4,20 @@ import Synchronization
 /// read by any thread without a lock.
 ///
 /// **Invariant.** The value is written only by the thread that holds the registration's
-/// ``CreationGuard`` (``provision(_:)``, ``publish(_:)``, ``clear()``), and only while the state
-/// is not `ready`, except ``clear()``, which moves the state away from `ready` first. Any thread
-/// reads it only after an acquiring load saw `ready` (``readyValue``); the creating thread alone
-/// may read a `provisional` value (``provisionalValue``), which it stored itself. So no read ever
-/// races with a write, and the storage, allocated once, lives as long as the cell.
+/// ``CreationGuard`` (``provision(_:)``, ``publish(_:)``, ``clear(as:)``), and only while the
+/// state is not `ready`, except ``clear(as:)``, which moves the state away from `ready` first. Any
+/// thread reads it only after an acquiring load saw `ready` (``readyValue(as:)``); the creating
+/// thread alone may read a `provisional` value (``provisionalValue(as:)``), which it stored itself.
+/// So no read ever races with a write, and the storage, allocated once, lives as long as the cell.
+///
+/// The cell is not generic, so that freeing a registration does not look up the metadata of a
+/// cell type per service type (a hash-map search in the runtime, about 500 instructions per
+/// registration freed). Its methods take the value's type instead: the owner, a
+/// `Registration<Service>`, always passes `Service`, the type it made the cell with, and drops the
+/// value with ``drop(as:)`` in its own `deinit` (a cell freed without that leaks its value; it
+/// never reads memory as the wrong type).
 @usableFromInline
-struct SharedInstanceCell<Value>: ~Copyable {
+struct SharedInstanceCell: ~Copyable {
   @usableFromInline static var empty: UInt8 { 0 }
   @usableFromInline static var ready: UInt8 { 1 }
   @usableFromInline static var provisional: UInt8 { 2 }
@@ -18,30 +25,41 @@ struct SharedInstanceCell<Value>: ~Copyable {
   /// `empty`, `ready` (the instance is there for everyone), or `provisional` (the creating thread
   /// stored it and runs the activation hook).
   @usableFromInline let state = Atomic<UInt8>(SharedInstanceCell.empty)
-  /// Room for the instance, initialized exactly while the state is not `empty`; `nil` for a
-  /// cell that never holds one (a registration whose lifetime keeps its instances elsewhere),
-  /// which so costs no allocation.
-  @usableFromInline let storage: UnsafeMutablePointer<Value>?
+  /// Room for one value of the owner's type, initialized exactly while the state is not `empty`;
+  /// `nil` for a cell that never holds one (a registration whose lifetime keeps its instances
+  /// elsewhere), which so costs no allocation.
+  @usableFromInline let storage: UnsafeMutableRawPointer?
 
   /// A cell holding `initial` (ready), or nothing; with no storage at all when it will never hold
-  /// an instance (`holdsInstances` false and no `initial`). Inlined into `Registration.init`, so
-  /// that making a registration does not look up this type's metadata.
+  /// an instance (`holdsInstances` false and no `initial`).
   @inline(__always)
-  init(_ initial: Value?, holdsInstances: Bool = true) {
+  init<Value>(_ initial: Value?, holdsInstances: Bool = true) {
     if let initial {
-      let storage = UnsafeMutablePointer<Value>.allocate(capacity: 1)
-      storage.initialize(to: initial)
+      let storage = Self.allocate(Value.self)
+      storage.initializeMemory(as: Value.self, to: initial)
       self.storage = storage
       state.store(SharedInstanceCell.ready, ordering: .releasing)
     } else {
-      storage = holdsInstances ? .allocate(capacity: 1) : nil
+      storage = holdsInstances ? Self.allocate(Value.self) : nil
     }
   }
 
+  @inline(__always)
+  private static func allocate<Value>(_: Value.Type) -> UnsafeMutableRawPointer {
+    .allocate(byteCount: MemoryLayout<Value>.stride, alignment: MemoryLayout<Value>.alignment)
+  }
+
   deinit {
-    guard let storage else { return }
-    if state.load(ordering: .acquiring) != SharedInstanceCell.empty { storage.deinitialize(count: 1) }
-    storage.deallocate()
+    storage?.deallocate()
+  }
+
+  /// Deinitializes the value, if there is one: the owner's `deinit` calls this before the cell is
+  /// freed.
+  func drop<Value>(as _: Value.Type) {
+    guard let storage,
+      state.exchange(SharedInstanceCell.empty, ordering: .acquiring) != SharedInstanceCell.empty
+    else { return }
+    storage.assumingMemoryBound(to: Value.self).deinitialize(count: 1)
   }
 
   /// Whether the instance is there for everyone.
@@ -50,28 +68,31 @@ struct SharedInstanceCell<Value>: ~Copyable {
 
   /// The instance, if it is ready.
   @inlinable @inline(__always)
-  var readyValue: Value? { isReady ? storage?.pointee : nil }
+  func readyValue<Value>(as _: Value.Type) -> Value? {
+    isReady ? storage?.assumingMemoryBound(to: Value.self).pointee : nil
+  }
 
   /// The instance the calling thread stored and is activating; `nil` if there is none. Only the
   /// creating thread (the holder of the creation guard) may ask.
-  var provisionalValue: Value? {
-    state.load(ordering: .acquiring) == SharedInstanceCell.provisional ? storage?.pointee : nil
+  func provisionalValue<Value>(as _: Value.Type) -> Value? {
+    guard state.load(ordering: .acquiring) == SharedInstanceCell.provisional else { return nil }
+    return storage?.assumingMemoryBound(to: Value.self).pointee
   }
 
   /// Stores `value`, visible only to the creating thread, while its activation hook runs. A cell
   /// without storage keeps nothing.
-  func provision(_ value: Value) {
+  func provision<Value>(_ value: Value) {
     guard let storage, state.load(ordering: .acquiring) == SharedInstanceCell.empty else { return }
-    storage.initialize(to: value)
+    storage.initializeMemory(as: Value.self, to: value)
     state.store(SharedInstanceCell.provisional, ordering: .releasing)
   }
 
   /// Stores `value` (if not already provisioned with it) and makes it visible to every thread. A
   /// cell without storage stays empty.
-  func publish(_ value: Value) {
+  func publish<Value>(_ value: Value) {
     guard let storage else { return }
     switch state.load(ordering: .acquiring) {
-    case SharedInstanceCell.empty: storage.initialize(to: value)
+    case SharedInstanceCell.empty: storage.initializeMemory(as: Value.self, to: value)
     case SharedInstanceCell.provisional: break
     default: return  // already ready: the first instance stays
     }
@@ -80,9 +101,9 @@ struct SharedInstanceCell<Value>: ~Copyable {
 
   /// Empties the cell and returns what it held, for the caller to drop outside any lock (its
   /// `deinit` is user code). State first: a `deinit` must not find a value that is going away.
-  func clear() -> Value? {
+  func clear<Value>(as _: Value.Type) -> Value? {
     let previous = state.exchange(SharedInstanceCell.empty, ordering: .acquiringAndReleasing)
     guard let storage, previous != SharedInstanceCell.empty else { return nil }
-    return storage.move()
+    return storage.assumingMemoryBound(to: Value.self).move()
   }
 }

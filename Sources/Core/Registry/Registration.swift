@@ -15,7 +15,7 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
 
   @usableFromInline let factory: Factory
   /// The singleton, once made (see ``SharedInstanceCell``).
-  @usableFromInline let shared: SharedInstanceCell<Service>
+  @usableFromInline let shared: SharedInstanceCell
   /// The once-guard of a singleton or weak instance, made the first time one is created (most
   /// registrations of a large container are never resolved, and a lock is three allocations);
   /// other lifetimes keep their instances elsewhere (or nowhere) and never make one.
@@ -34,6 +34,10 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
     // Only singletons keep their instance here; other lifetimes need no storage.
     shared = SharedInstanceCell(instance, holdsInstances: lifetime.kind.storage.home == .registration)
     super.init(key: key, lifetime: lifetime, location: location, dependencies: dependencies)
+  }
+
+  deinit {
+    shared.drop(as: Service.self)
   }
 
   /// The once-guard of this registration's shared instance (see `creationGuard`).
@@ -86,7 +90,7 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   final func readyInstance(owner: ScopeRef) -> Service? {
     owner.with { owner in
       owner.readingCache {
-        shared.readyValue
+        shared.readyValue(as: Service.self)
       }
     }
   }
@@ -105,7 +109,7 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
     // factory); then the instance stays until the registration is freed.
     let released = try? creation.withCreationLock(for: key) { () -> Service? in
       guard shared.isReady else { return nil }
-      return shared.clear()
+      return shared.clear(as: Service.self)
     }
     _ = consume released  // freed here, outside the guard: its `deinit` is user code
   }

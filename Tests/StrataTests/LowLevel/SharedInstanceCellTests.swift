@@ -7,11 +7,27 @@ import Testing
 /// `@unchecked Sendable`: the cell is written by one thread at a time (the test's creating
 /// thread) and read by others only after an acquiring load saw it ready, as its invariant says.
 private final class CellHolder<Value>: @unchecked Sendable {
-  let cell: SharedInstanceCell<Value>
+  let cell: TypedCell<Value>
 
   init(_ initial: Value? = nil) {
-    cell = SharedInstanceCell(initial)
+    cell = TypedCell(initial)
   }
+}
+
+/// A cell used as a registration uses it: always with one value type, dropped when freed.
+private struct TypedCell<Value>: ~Copyable {
+  let cell: SharedInstanceCell
+
+  init(_ initial: Value?) { cell = SharedInstanceCell(initial) }
+
+  deinit { cell.drop(as: Value.self) }
+
+  var isReady: Bool { cell.isReady }
+  var readyValue: Value? { cell.readyValue(as: Value.self) }
+  var provisionalValue: Value? { cell.provisionalValue(as: Value.self) }
+  func provision(_ value: Value) { cell.provision(value) }
+  func publish(_ value: Value) { cell.publish(value) }
+  func clear() -> Value? { cell.clear(as: Value.self) }
 }
 
 /// What a cell shows its readers, read in one go (`#expect` cannot take the non-copyable cell).
@@ -20,7 +36,7 @@ private struct Observed<Value> {
   let ready: Value?
   let provisional: Value?
 
-  init(_ cell: borrowing SharedInstanceCell<Value>) {
+  init(_ cell: borrowing TypedCell<Value>) {
     isReady = cell.isReady
     ready = cell.readyValue
     provisional = cell.provisionalValue
@@ -33,7 +49,7 @@ extension LowLevel {
   /// holds exactly one retain of it, given back when it is cleared or freed.
   @Suite struct SharedInstanceCellTests {
     @Test func anEmptyCellHoldsNothing() {
-      let cell = SharedInstanceCell<Widget>(nil)
+      let cell = TypedCell<Widget>(nil)
 
       let seen = Observed(cell)
       #expect(!seen.isReady)
@@ -43,7 +59,7 @@ extension LowLevel {
 
     @Test func aCellMadeWithAnInstanceIsReadyAtOnce() {
       let widget = Widget(id: 1)
-      let cell = SharedInstanceCell(widget)
+      let cell = TypedCell(widget)
 
       let seen = Observed(cell)
       #expect(seen.isReady)
@@ -53,7 +69,7 @@ extension LowLevel {
 
     @Test func aProvisionedInstanceIsSeenOnlyAsProvisionalUntilPublished() {
       let widget = Widget(id: 1)
-      let cell = SharedInstanceCell<Widget>(nil)
+      let cell = TypedCell<Widget>(nil)
 
       cell.provision(widget)
       let provisioned = Observed(cell)
@@ -69,7 +85,7 @@ extension LowLevel {
     }
 
     @Test func publishingWithoutProvisioningStoresTheInstance() {
-      let cell = SharedInstanceCell<Widget>(nil)
+      let cell = TypedCell<Widget>(nil)
 
       cell.publish(Widget(id: 7))
 
@@ -77,7 +93,7 @@ extension LowLevel {
     }
 
     @Test func valuesAreKeptWhole() {
-      let cell = SharedInstanceCell<Greeting>(nil)
+      let cell = TypedCell<Greeting>(nil)
 
       cell.publish(Greeting(text: "a greeting of \(6 * 7) characters, well past inline strings"))
 
@@ -85,7 +101,7 @@ extension LowLevel {
     }
 
     @Test func clearingEmptiesTheCellAndHandsOverItsInstance() {
-      let cell = SharedInstanceCell<Widget>(nil)
+      let cell = TypedCell<Widget>(nil)
       weak var watched: Widget?
       var taken: Widget?
       do {
@@ -106,7 +122,7 @@ extension LowLevel {
     }
 
     @Test func aClearedCellCanBeFilledAgain() {
-      let cell = SharedInstanceCell<Widget>(nil)
+      let cell = TypedCell<Widget>(nil)
       cell.provision(Widget(id: 1))
       _ = cell.clear()  // as a failed activation hook does
 
@@ -126,11 +142,11 @@ extension LowLevel {
         published = first
         provisioned = second
         initial = third
-        let publishedCell = SharedInstanceCell<Widget>(nil)
+        let publishedCell = TypedCell<Widget>(nil)
         publishedCell.publish(first)
-        let provisionedCell = SharedInstanceCell<Widget>(nil)
+        let provisionedCell = TypedCell<Widget>(nil)
         provisionedCell.provision(second)
-        let initialCell = SharedInstanceCell(third)
+        let initialCell = TypedCell(third)
         let ready = (publishedCell.isReady, initialCell.isReady, provisionedCell.isReady)
         #expect(ready == (true, true, false))
       }

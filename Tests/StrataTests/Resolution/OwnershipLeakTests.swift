@@ -37,6 +37,22 @@ import Testing
     #expect(singleton.object == nil)
   }
 
+  @Test func aDroppedContainerReleasesWhatItsValueTypeSingletonsHold() throws {
+    var container: Container? = try Container { registry in
+      registry.register(WidgetHolder.self, lifetime: .singleton) { _ in WidgetHolder(widget: Widget(id: 5)) }
+      registry.register(WidgetHolder.self, name: Ordinal.first, instance: WidgetHolder(widget: Widget(id: 6)))
+    }
+    let made = WeakBox(try container?.resolve(WidgetHolder.self).widget)
+    let registered = WeakBox(try container?.resolve(WidgetHolder.self, name: Ordinal.first).widget)
+    #expect(made.object?.id == 5)
+    #expect(registered.object?.id == 6)
+
+    container = nil
+
+    #expect(made.object == nil, "a struct singleton was not destroyed with its container")
+    #expect(registered.object == nil, "a registered struct instance was not destroyed with its container")
+  }
+
   @Test func aClosedAndDroppedContainerIsFreedWithItsSingletons() throws {
     var container: Container? = try Container { registry in
       registry.register(Widget.self, lifetime: .singleton) { _ in Widget(id: 2) }
@@ -76,4 +92,9 @@ import Testing
     request = nil
     #expect(try lazy.value.id == 4)
   }
+}
+
+/// A value-type singleton holding a class instance, whose release shows the value was destroyed.
+private struct WidgetHolder: Sendable {
+  let widget: Widget
 }
