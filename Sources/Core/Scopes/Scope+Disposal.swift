@@ -45,24 +45,33 @@ extension Scope {
     guard let owned = takeOwned(synchronousCloser: currentThreadID()) else { return }
     var errors: [any Error] = []
     for child in owned.children { errors += Scope.collect { try child.close() } }
+    errors += Scope.disposeInReverse(owned.own)
+    detachFromParent()
+    try throwIfFailed(errors)
+  }
+
+  /// Disposes `disposals` in reverse order on this thread and returns their errors; an
+  /// ``AsyncDisposable`` instance, which cannot be awaited here, is disposed in a background task
+  /// and reported as ``AsyncDisposalRequired``.
+  private static func disposeInReverse(_ disposals: [Disposal]) -> [any Error] {
+    var errors: [any Error] = []
     var background: [Disposal] = []
-    for index in owned.own.indices.reversed() {
-      switch owned.own[index].action {
+    for index in disposals.indices.reversed() {
+      switch disposals[index].action {
       case .sync(let disposable):
         do { try disposable.dispose() } catch {
-          errors.append(DisposalError(key: owned.own[index].key, underlying: error))
+          errors.append(DisposalError(key: disposals[index].key, underlying: error))
         }
       case .async:
-        background.append(owned.own[index])
-        errors.append(DisposalError(key: owned.own[index].key, underlying: AsyncDisposalRequired()))
+        background.append(disposals[index])
+        errors.append(DisposalError(key: disposals[index].key, underlying: AsyncDisposalRequired()))
       }
     }
     if !background.isEmpty {
       let pending = background
       Task { _ = await Scope.runAsync(pending) }
     }
-    detachFromParent()
-    try throwIfFailed(errors)
+    return errors
   }
 
   /// Closes the scope, awaiting asynchronous disposers: closes its open children, then disposes
@@ -84,48 +93,105 @@ extension Scope {
 
   /// ``close()-70h7`` under a name the synchronous overload cannot take.
   func closeAwaitingDisposers() async throws {
-    if case .anotherCloseRuns = lifecycle.beginClose() { return await waitUntilClosed() }
+    let owned: Owned
+    switch try closeUnlessAwaiting() {
+    case .closed: return
+    case .anotherCloseRuns: return await waitUntilClosed()
+    case .awaiting(let taken): owned = taken
+    }
     defer {
       releaseCachedInstances()
       lifecycle.finishClose()
     }
-    guard let disposals = takeOwned() else { return }
     let chain = ClosingChain(scope: self, next: Scope.closingChain)
     let dispose = { @Sendable () async -> [any Error] in
       await Scope.$closingChain.withValue(chain) {
         var errors: [any Error] = []
-        for child in disposals.children {
+        for child in owned.children {
           do { try await child.closeAwaitingDisposers() } catch { errors += Scope.flatten(error) }
         }
-        return errors + (await Scope.runAsync(disposals.own.reversed()))
+        return errors + (await Scope.runAsync(owned.own.reversed()))
       }
     }
-    let awaitsAnything = disposals.own.contains { if case .async = $0.action { true } else { false } }
-    let errors = Task.isCancelled || awaitsAnything ? await Task { await dispose() }.value : await dispose()
+    let errors =
+      Task.isCancelled || owned.awaitsAnything ? await Task { await dispose() }.value : await dispose()
     detachFromParent()
     try throwIfFailed(errors)
+  }
+
+  /// How an asynchronous close goes on after its synchronous start.
+  private enum AsyncCloseStart {
+    /// The close ran to its end: nothing to dispose, or only synchronous disposers, run here.
+    case closed
+    /// Another close began first.
+    case anotherCloseRuns
+    /// What is left to dispose needs awaiting (a child, an asynchronous disposer) or a task of
+    /// its own (the caller is cancelled); the scope is closing and this close must finish it.
+    case awaiting(Owned)
+  }
+
+  /// Begins an asynchronous close and, when nothing needs awaiting, finishes it here as a
+  /// synchronous close does: a request scope whose disposers are all synchronous closes without
+  /// a task, a task-local value or an allocated closure.
+  private func closeUnlessAwaiting() throws -> AsyncCloseStart {
+    if case .anotherCloseRuns = lifecycle.beginClose() { return .anotherCloseRuns }
+    // A cancelled caller's disposers run in a task of their own (see `close()`), even synchronous ones.
+    let closer = Task.isCancelled ? 0 : currentThreadID()
+    var finishesHere = true
+    defer {
+      if finishesHere {
+        releaseCachedInstances()
+        lifecycle.finishClose()
+      }
+    }
+    guard let owned = takeOwned(synchronousCloser: closer, onlyIfAllSynchronous: true) else { return .closed }
+    guard closer != 0, owned.children.isEmpty, !owned.awaitsAnything else {
+      finishesHere = false
+      return .awaiting(owned)
+    }
+    let errors = Scope.disposeInReverse(owned.own)
+    detachFromParent()
+    try throwIfFailed(errors)
+    return .closed
+  }
+
+  /// What a closing scope disposes: its linked children, then its own instances.
+  private struct Owned: Sendable {
+    let children: [Scope]
+    let own: [Disposal]
+
+    /// Whether any own instance is an ``AsyncDisposable``.
+    var awaitsAnything: Bool { own.contains { if case .async = $0.action { true } else { false } } }
   }
 
   /// Takes what the scope must close, once this thread has set `closing`; `nil` if there is
   /// nothing to close (then the scope is already detached from its parent).
   ///
-  /// - Parameter synchronousCloser: The closing thread, for a synchronous close (see
-  ///   ``ScopeState/synchronousCloser``); 0 for an asynchronous one.
-  private func takeOwned(synchronousCloser: UInt = 0) -> (children: [Scope], own: [Disposal])? {
+  /// - Parameters:
+  ///   - synchronousCloser: The thread that will run the disposers itself, without suspending
+  ///     (see ``ScopeState/synchronousCloser``); 0 if none will.
+  ///   - onlyIfAllSynchronous: Records `synchronousCloser` only if there is no child and no
+  ///     asynchronous disposer (an asynchronous close disposes on this thread only then).
+  private func takeOwned(synchronousCloser: UInt, onlyIfAllSynchronous: Bool = false) -> Owned? {
     guard lifecycle.everTookSomething else {
       // Nothing to dispose and no linked child was ever taken, and none can be now.
       if lifecycle.everAskedForLink { detachFromParent() }
       return nil
     }
     var overflow: [ScopedSlot] = []
-    let taken = withStateIfMade { state -> (children: [Scope], own: [Disposal])? in
+    let taken = withStateIfMade { state -> Owned? in
       guard let state else { return nil }
-      if synchronousCloser != 0 { state.synchronousCloser = synchronousCloser }
-      let own = state.disposals
+      let owned = Owned(
+        children: state.children.isEmpty ? [] : state.children.takeAll(), own: state.disposals)
       state.disposals = []
+      if synchronousCloser != 0,
+        !onlyIfAllSynchronous || (owned.children.isEmpty && !owned.awaitsAnything)
+      {
+        state.synchronousCloser = synchronousCloser
+      }
       // Dropped after the lock is released: freeing an instance runs its `deinit`.
       swap(&overflow, &state.scoped)
-      return (state.children.isEmpty ? [] : state.children.takeAll(), own)
+      return owned
     }
     overflow.removeAll()
     guard let taken, !(taken.children.isEmpty && taken.own.isEmpty) else {

@@ -1,0 +1,112 @@
+import Strata
+import Testing
+
+/// An awaited close whose disposers are all synchronous runs them on the calling thread, without
+/// a task of its own; these tests hold it to what the general awaited close promises: every
+/// disposer once, in reverse creation order, every error reported, no wait on itself, and a
+/// cancelled caller's close not cut short.
+@Suite struct AwaitedSynchronousDisposalTests {
+  @Test func everySynchronousDisposerRunsOnceInReverseOrderAndEveryErrorIsReported() async throws {
+    let log = Collector<String>()
+    let container = try Container { registry in
+      for (index, ordinal) in [Ordinal.first, .second, .third].enumerated() {
+        registry.register(TrackedResource.self, name: ordinal, lifetime: .scoped(.request)) { _ in
+          TrackedResource("r\(index)", log: log, fails: index != 1)
+        }
+      }
+    }
+    let request = try container.makeScope(.request)
+    let resources = try [Ordinal.first, .second, .third].map {
+      try request.resolve(TrackedResource.self, name: $0)
+    }
+
+    let error = try await #require(throws: ResolutionError.self) { try await request.close() }
+
+    #expect(error.code == .disposalFailed)
+    #expect(error.disposalErrors.count == 2)
+    #expect(log.elements == ["dispose r2", "dispose r1", "dispose r0"])
+    #expect(resources.map(\.disposeCount) == [1, 1, 1])
+    #expect(request.isClosed)
+  }
+
+  @Test func aWithScopeOfOnlySynchronousDisposersDisposesBeforeItReturns() async throws {
+    let disposed = Counter()
+    let container = try Container { registry in
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in
+        TrackedResource("tx", disposed: disposed)
+      }
+    }
+
+    for round in 1...50 {
+      let seen = try await container.withScope(.request) { request in
+        try request.resolve(TrackedResource.self).disposeCount
+      }
+      #expect(seen == 0)
+      #expect(disposed.value == round, "round \(round)")
+    }
+  }
+
+  @Test func aSynchronousDisposerThatClosesItsOwnScopeDoesNotWaitForItself() async throws {
+    let owner = Slot<Scope>()
+    let closedInside = Flag()
+    let container = try Container { registry in
+      registry.register(ScopeCloser.self, lifetime: .scoped(.request)) { _ in
+        ScopeCloser(owner: owner, closedInside: closedInside)
+      }
+    }
+    let request = try container.makeScope(.request)
+    owner.value = request
+    _ = try request.resolve(ScopeCloser.self)
+    let finished = Flag()
+
+    let closing = Task {
+      try await request.close()
+      finished.raise()
+    }
+
+    #expect(await eventually(timeout: .seconds(20)) { finished.isRaised }, "the close waited for itself")
+    #expect(closedInside.isRaised)
+    closing.cancel()
+  }
+
+  @Test func aCancelledCallersAwaitedCloseStillRunsEverySynchronousDisposer() async throws {
+    let disposed = Counter()
+    let container = try Container { registry in
+      registry.register(TrackedResource.self, name: Ordinal.first, lifetime: .scoped(.request)) { _ in
+        TrackedResource("a", disposed: disposed)
+      }
+      registry.register(TrackedResource.self, name: Ordinal.second, lifetime: .scoped(.request)) { _ in
+        TrackedResource("b", disposed: disposed)
+      }
+    }
+    let request = try container.makeScope(.request)
+    _ = try request.resolve(TrackedResource.self, name: Ordinal.first)
+    _ = try request.resolve(TrackedResource.self, name: Ordinal.second)
+
+    let closing = Task {
+      while !Task.isCancelled { await Task.yield() }
+      try await request.close()
+    }
+    closing.cancel()
+    try await closing.value
+
+    #expect(disposed.value == 2)
+    #expect(request.isClosed)
+  }
+}
+
+/// Closes its own scope, synchronously, from its disposer.
+private final class ScopeCloser: Disposable, Sendable {
+  let owner: Slot<Scope>
+  let closedInside: Flag
+
+  init(owner: Slot<Scope>, closedInside: Flag) {
+    self.owner = owner
+    self.closedInside = closedInside
+  }
+
+  func dispose() throws {
+    try owner.value?.close()
+    closedInside.raise()
+  }
+}
