@@ -45,16 +45,15 @@ extension Scope {
     guard let owned = takeOwned(synchronousCloser: currentThreadID()) else { return }
     var errors: [any Error] = []
     for child in owned.children { errors += Scope.collect { try child.close() } }
-    errors += Scope.disposeInReverse(owned.own)
+    Scope.disposeInReverse(owned.own, errors: &errors)
     detachFromParent()
     try throwIfFailed(errors)
   }
 
-  /// Disposes `disposals` in reverse order on this thread and returns their errors; an
+  /// Disposes `disposals` in reverse order on this thread and adds their errors to `errors`; an
   /// ``AsyncDisposable`` instance, which cannot be awaited here, is disposed in a background task
   /// and reported as ``AsyncDisposalRequired``.
-  private static func disposeInReverse(_ disposals: [Disposal]) -> [any Error] {
-    var errors: [any Error] = []
+  private static func disposeInReverse(_ disposals: [Disposal], errors: inout [any Error]) {
     var background: [Disposal] = []
     for index in disposals.indices.reversed() {
       switch disposals[index].action {
@@ -71,7 +70,6 @@ extension Scope {
       let pending = background
       Task { _ = await Scope.runAsync(pending) }
     }
-    return errors
   }
 
   /// Closes the scope, awaiting asynchronous disposers: closes its open children, then disposes
@@ -149,7 +147,8 @@ extension Scope {
       finishesHere = false
       return .awaiting(owned)
     }
-    let errors = Scope.disposeInReverse(owned.own)
+    var errors: [any Error] = []
+    Scope.disposeInReverse(owned.own, errors: &errors)
     detachFromParent()
     try throwIfFailed(errors)
     return .closed
