@@ -30,18 +30,19 @@ struct SharedInstanceCell: ~Copyable {
   /// elsewhere), which so costs no allocation.
   @usableFromInline let storage: UnsafeMutableRawPointer?
 
-  /// A cell holding `initial` (ready), or nothing; with no storage at all when it will never hold
-  /// an instance (`holdsInstances` false and no `initial`).
+  /// An empty cell for values of type `Value`; with no storage at all when it will never hold
+  /// one (`holdsInstances` false).
   @inline(__always)
-  init<Value>(_ initial: Value?, holdsInstances: Bool = true) {
-    if let initial {
-      let storage = Self.allocate(Value.self)
-      storage.initializeMemory(as: Value.self, to: initial)
-      self.storage = storage
-      state.store(SharedInstanceCell.ready, ordering: .releasing)
-    } else {
-      storage = holdsInstances ? Self.allocate(Value.self) : nil
-    }
+  init<Value>(for _: Value.Type, holdsInstances: Bool) {
+    storage = holdsInstances ? Self.allocate(Value.self) : nil
+  }
+
+  /// A cell holding `value`, ready.
+  init<Value>(holding value: Value) {
+    let storage = Self.allocate(Value.self)
+    storage.initializeMemory(as: Value.self, to: value)
+    self.storage = storage
+    state.store(SharedInstanceCell.ready, ordering: .releasing)
   }
 
   @inline(__always)

@@ -309,8 +309,7 @@ public final class Registrar {
   ) -> RegistrationHandle<Service> {
     stage(
       Registration<Service>(
-        key: ServiceKey(Service.self, name: Self.box(name)), lifetime: .singleton,
-        location: location, dependencies: [],
+        key: ServiceKey(Service.self, name: Self.box(name)), location: location, dependencies: [],
         factory: { _ in throw Registration<Service>.Unreachable() }, instance: instance))
   }
 

@@ -28,12 +28,24 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   @usableFromInline
   init(
     key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: [ServiceKey]?,
-    factory: @escaping Factory, instance: Service? = nil
+    factory: @escaping Factory
   ) {
     self.factory = factory
-    // Only singletons keep their instance here; other lifetimes need no storage.
-    shared = SharedInstanceCell(instance, holdsInstances: lifetime.kind.storage.home == .registration)
+    // Only singletons keep their instance here; other lifetimes need no storage. (No `Service?`
+    // here: making a registration would look up `Optional<Service>`'s metadata each time.)
+    shared = SharedInstanceCell(
+      for: Service.self, holdsInstances: lifetime.kind.storage.home == .registration)
     super.init(key: key, lifetime: lifetime, location: location, dependencies: dependencies)
+  }
+
+  /// A registration of a ready-made instance, which every resolve returns.
+  init(
+    key: ServiceKey, location: SourceLocation, dependencies: [ServiceKey]?, factory: @escaping Factory,
+    instance: Service
+  ) {
+    self.factory = factory
+    shared = SharedInstanceCell(holding: instance)
+    super.init(key: key, lifetime: .singleton, location: location, dependencies: dependencies)
   }
 
   deinit {

@@ -18,7 +18,13 @@ private final class CellHolder<Value>: @unchecked Sendable {
 private struct TypedCell<Value>: ~Copyable {
   let cell: SharedInstanceCell
 
-  init(_ initial: Value?) { cell = SharedInstanceCell(initial) }
+  init(_ initial: Value?) {
+    if let initial {
+      cell = SharedInstanceCell(holding: initial)
+    } else {
+      cell = SharedInstanceCell(for: Value.self, holdsInstances: true)
+    }
+  }
 
   deinit { cell.drop(as: Value.self) }
 
