@@ -8,7 +8,11 @@ enum SingletonStorage: LifetimeStorage {
   @usableFromInline static var disposer: Disposer { .registeringScope }
 
   /// A singleton's dependencies come from the scope that registered it, never from the asker.
-  @usableFromInline
+  ///
+  /// Inlined, with ``create(_:_:owner:_:)``, into code specialised for the service: generic, they
+  /// looked up `Optional<Service>` and other metadata at run time for every singleton created
+  /// (about 1,500 instructions each).
+  @inlinable
   static func instance<Service, each Argument>(
     of registration: Registration<Service, repeat each Argument>, _ resolver: borrowing Resolver,
     owner: ScopeRef, _ arguments: repeat each Argument
@@ -20,7 +24,7 @@ enum SingletonStorage: LifetimeStorage {
   }
 
   /// Makes the instance once, with `resolver` already in the registering scope `owner`.
-  @usableFromInline
+  @inlinable
   static func create<Service, each Argument>(
     _ registration: Registration<Service, repeat each Argument>, _ resolver: borrowing Resolver,
     owner: Scope, _ arguments: repeat each Argument

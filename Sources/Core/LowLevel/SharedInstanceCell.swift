@@ -75,6 +75,7 @@ struct SharedInstanceCell: ~Copyable {
 
   /// The instance the calling thread stored and is activating; `nil` if there is none. Only the
   /// creating thread (the holder of the creation guard) may ask.
+  @inlinable
   func provisionalValue<Value>(as _: Value.Type) -> Value? {
     guard state.load(ordering: .acquiring) == SharedInstanceCell.provisional else { return nil }
     return storage?.assumingMemoryBound(to: Value.self).pointee
@@ -82,6 +83,7 @@ struct SharedInstanceCell: ~Copyable {
 
   /// Stores `value`, visible only to the creating thread, while its activation hook runs. A cell
   /// without storage keeps nothing.
+  @inlinable
   func provision<Value>(_ value: Value) {
     guard let storage, state.load(ordering: .acquiring) == SharedInstanceCell.empty else { return }
     storage.initializeMemory(as: Value.self, to: value)
@@ -90,6 +92,7 @@ struct SharedInstanceCell: ~Copyable {
 
   /// Stores `value` (if not already provisioned with it) and makes it visible to every thread. A
   /// cell without storage stays empty.
+  @inlinable
   func publish<Value>(_ value: Value) {
     guard let storage else { return }
     switch state.load(ordering: .acquiring) {
@@ -102,6 +105,7 @@ struct SharedInstanceCell: ~Copyable {
 
   /// Empties the cell and returns what it held, for the caller to drop outside any lock (its
   /// `deinit` is user code). State first: a `deinit` must not find a value that is going away.
+  @inlinable
   func clear<Value>(as _: Value.Type) -> Value? {
     let previous = state.exchange(SharedInstanceCell.empty, ordering: .acquiringAndReleasing)
     guard let storage, previous != SharedInstanceCell.empty else { return nil }

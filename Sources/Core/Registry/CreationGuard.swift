@@ -8,6 +8,7 @@ import Synchronization
 /// ``WaitGraph``, which reports a cycle if the wait would close one.
 ///
 /// `@unchecked Sendable`: `owner` is atomic; everything else is the lock itself.
+@usableFromInline
 final class CreationGuard: WaitTarget, @unchecked Sendable {
   private let lock = Lock()
   /// The thread creating the entry while the lock is held; 0 otherwise. Set after the lock is
@@ -15,6 +16,7 @@ final class CreationGuard: WaitTarget, @unchecked Sendable {
   private let owner = Atomic<UInt>(0)
 
   /// Whether the calling thread is the one creating the entry (so it must not wait for it).
+  @usableFromInline
   var isHeldByCurrentThread: Bool { owner.load(ordering: .acquiring) == currentThreadID() }
 
   var currentHolder: UInt { owner.load(ordering: .acquiring) }
@@ -23,6 +25,7 @@ final class CreationGuard: WaitTarget, @unchecked Sendable {
   ///
   /// - Throws: A `.cycle` error naming `key` if the calling thread already holds the guard, or if
   ///   waiting would close a cycle of threads waiting for each other; otherwise what `body` throws.
+  @usableFromInline
   func withCreationLock<Result>(for key: ServiceKey, _ body: () throws -> Result) throws -> Result {
     let me = currentThreadID()
     if owner.load(ordering: .acquiring) == me { throw ResolutionError.cycle(at: key) }

@@ -53,6 +53,7 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   }
 
   /// The once-guard of this registration's shared instance (see `creationGuard`).
+  @usableFromInline
   var creation: CreationGuard {
     if let existing = creationGuard.load() { return existing }
     return creationGuard.storeIfNil(CreationGuard())

@@ -213,6 +213,7 @@ extension Scope {
   ///
   /// - Throws: `scopeClosed` if the scope is closing; the caller discards the instance, which this
   ///   method has disposed.
+  @usableFromInline
   func adopt(_ disposal: Disposal?) throws {
     guard let disposal else { return }
     if !file(disposal) { throw closedWhileCreating(disposal.key, disposal: disposal) }

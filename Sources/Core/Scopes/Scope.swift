@@ -258,6 +258,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   }
 
   /// The error for resolving `key` from this closed scope.
+  @usableFromInline
   func closedError(_ key: ServiceKey) -> ResolutionError {
     ResolutionError(.resolvedFromClosedScope(key, scope: chainDescription))
   }
