@@ -17,9 +17,13 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   /// The singleton, once made (see ``SharedInstanceCell``).
   @usableFromInline let shared: SharedInstanceCell
   /// The once-guard of a singleton or weak instance, made the first time one is created (most
-  /// registrations of a large container are never resolved, and a lock is three allocations);
-  /// other lifetimes keep their instances elsewhere (or nowhere) and never make one.
-  private let creationGuard = AtomicLazyReference<CreationGuard>()
+  /// registrations of a large container are never resolved); other lifetimes keep their instances
+  /// elsewhere (or nowhere) and never make one. Written once, under `creationGuardLock`, before
+  /// `hasCreationGuard` is set with a release; read only after an acquiring load saw it set.
+  /// (Not `AtomicLazyReference`: its methods are not inlinable, and unspecialised they looked up
+  /// metadata costing about 330 instructions per call.)
+  @exclusivity(unchecked) private var creationGuard: CreationGuard?
+  private let hasCreationGuard = Atomic<Bool>(false)
   /// `ObjectIdentifier` bits of the last instance type found to need no disposal, so that making
   /// a shared instance of that type again skips the (slow) conformance casts.
   @usableFromInline let undisposableType = Atomic<UInt>(0)
@@ -55,8 +59,14 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   /// The once-guard of this registration's shared instance (see `creationGuard`).
   @usableFromInline
   var creation: CreationGuard {
-    if let existing = creationGuard.load() { return existing }
-    return creationGuard.storeIfNil(CreationGuard())
+    if hasCreationGuard.load(ordering: .acquiring), let existing = creationGuard { return existing }
+    let made = CreationGuard()
+    return creationGuardLock.withLock {
+      if let existing = creationGuard { return existing }
+      creationGuard = made
+      hasCreationGuard.store(true, ordering: .releasing)
+      return made
+    }
   }
 
   /// The instance for a resolve reaching this registration through `resolver`, which is one level
@@ -185,3 +195,6 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
     }
   }
 }
+
+/// Serializes the making of creation guards (`Registration.creation`): held only to store one.
+private let creationGuardLock = Lock()
