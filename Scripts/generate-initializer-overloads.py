@@ -22,9 +22,20 @@ EXAMPLES = [
     "init()",
     "init(pool: Pool)",
     "init(context: RequestContext, pool: Pool)",
-] + [f"an init of {n} parameters" for n in range(3, MAX_ARITY + 1)]
+]
 
 WORDS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+
+
+def example(arity: int) -> str:
+    """A usage example for the forms of up to two parameters; the others are used the same way."""
+    if arity >= len(EXAMPLES):
+        return ""
+    return f"""
+  ///
+  /// ```swift
+  /// registry.register(Handler.self, Handler.init)  // {EXAMPLES[arity]}
+  /// ```"""
 
 
 def overload(arity: int, sendable: bool) -> str:
@@ -47,11 +58,7 @@ def overload(arity: int, sendable: bool) -> str:
   ///
   /// The fixed-arity form of the variadic `register(_:name:lifetime:fileID:line:_:)`, with the
   /// same parameters and behaviour. The compiler prefers it, and it resolves each dependency
-  /// with code specialised for its type.
-  ///
-  /// ```swift
-  /// registry.register(Handler.self, Handler.init)  // {EXAMPLES[arity]}
-  /// ```
+  /// with code specialised for its type.{example(arity)}
   @inlinable @discardableResult
   @_disfavoredOverload  // a closure literal `{{ resolver, … in }}` is a factory, not an initializer
   public func register<{generics}>(
@@ -64,8 +71,8 @@ def overload(arity: int, sendable: bool) -> str:
   ) -> RegistrationHandle<Service> {{
     stageAutowired(
       name: name, lifetime: {lifetime_arg}, location: SourceLocation(fileID, line),
-      dependencies: [{keys}]
-    ) {{ {resolver} in {call} }}
+      dependencies: {{ [{keys}] }},
+      factory: {{ {resolver} in {call} }})
   }}
 """
 

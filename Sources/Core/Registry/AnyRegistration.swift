@@ -22,22 +22,30 @@ class AnyRegistration: @unchecked Sendable {
   /// The id of `lifetime.scopeTag`; 0 when the lifetime names no tag.
   @usableFromInline let scopeTagID: Int
   let location: SourceLocation
-  /// The keys the factory resolves, when they are known without running it (auto-wired
-  /// initializers and forwards); `nil` for a closure factory.
-  let dependencies: [ServiceKey]?
+  /// Lists the keys the factory resolves, when they are known without running it (auto-wired
+  /// initializers and forwards); returns `nil` for a closure factory. A function rather than the
+  /// list, because only tools read it: the fixed-arity auto-wiring passes a function without
+  /// context, so registering allocates no array.
+  let dependencyKeys: DependencyKeys
   /// The registration this one replaced as the latest for its key.
   var previous: AnyRegistration?
   /// Its module, override flag and declared dependencies (see `RegistrationAttributes`).
   var attributes = RegistrationAttributes()
 
-  init(key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: [ServiceKey]?) {
+  @usableFromInline typealias DependencyKeys = @Sendable () -> [ServiceKey]?
+
+  /// The keys the factory resolves, if known (see ``dependencyKeys``).
+  var dependencies: [ServiceKey]? { dependencyKeys() }
+
+  init(key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: @escaping DependencyKeys)
+  {
     self.key = key
     self.identity = registrationNumbers.add(1, ordering: .relaxed).newValue << 2
     self.lifetime = lifetime
     self.kind = lifetime.kind
     self.scopeTagID = lifetime.scopeTag?.id ?? 0
     self.location = location
-    self.dependencies = dependencies
+    self.dependencyKeys = dependencies
   }
 
   /// Throws `depthLimitExceeded`: a resolve `depth` levels deep may not run this registration's

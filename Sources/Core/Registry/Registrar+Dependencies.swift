@@ -82,7 +82,7 @@ extension Registrar {
     let registration = Registration<Service, repeat each Argument>(
       key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
       lifetime: lifetime, location: location,
-      dependencies: [], factory: factory)  // the declaration is kept in the attributes alone
+      dependencies: { [] }, factory: factory)  // the declaration is kept in the attributes alone
     registration.attributes.declaredDependencies = dependencies
     return stage(registration)
   }

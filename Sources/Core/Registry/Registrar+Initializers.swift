@@ -25,8 +25,8 @@ extension Registrar {
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
-      dependencies: []
-    ) { _ in try initializer() }
+      dependencies: { [] },
+      factory: { _ in try initializer() })
   }
 
   /// Registers an initializer of one parameter, resolving its arguments: auto-wiring.
@@ -50,8 +50,8 @@ extension Registrar {
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
-      dependencies: [ServiceKey(Dependency1.self, name: nil)]
-    ) { resolver in try initializer(resolver.resolve(Dependency1.self)) }
+      dependencies: { [ServiceKey(Dependency1.self, name: nil)] },
+      factory: { resolver in try initializer(resolver.resolve(Dependency1.self)) })
   }
 
   /// Registers an initializer of two parameters, resolving its arguments: auto-wiring.
@@ -75,8 +75,10 @@ extension Registrar {
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
-      dependencies: [ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil)]
-    ) { resolver in try initializer(resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self)) }
+      dependencies: { [ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil)] },
+      factory: { resolver in
+        try initializer(resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self))
+      })
   }
 
   /// Registers an initializer of three parameters, resolving its arguments: auto-wiring.
@@ -84,10 +86,6 @@ extension Registrar {
   /// The fixed-arity form of the variadic `register(_:name:lifetime:fileID:line:_:)`, with the
   /// same parameters and behaviour. The compiler prefers it, and it resolves each dependency
   /// with code specialised for its type.
-  ///
-  /// ```swift
-  /// registry.register(Handler.self, Handler.init)  // an init of 3 parameters
-  /// ```
   @inlinable @discardableResult
   @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<Service: Sendable, Dependency1, Dependency2, Dependency3>(
@@ -100,15 +98,17 @@ extension Registrar {
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
-      dependencies: [
-        ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
-        ServiceKey(Dependency3.self, name: nil),
-      ]
-    ) { resolver in
-      try initializer(
-        resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
-        resolver.resolve(Dependency3.self))
-    }
+      dependencies: {
+        [
+          ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
+          ServiceKey(Dependency3.self, name: nil),
+        ]
+      },
+      factory: { resolver in
+        try initializer(
+          resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
+          resolver.resolve(Dependency3.self))
+      })
   }
 
   /// Registers an initializer of four parameters, resolving its arguments: auto-wiring.
@@ -116,10 +116,6 @@ extension Registrar {
   /// The fixed-arity form of the variadic `register(_:name:lifetime:fileID:line:_:)`, with the
   /// same parameters and behaviour. The compiler prefers it, and it resolves each dependency
   /// with code specialised for its type.
-  ///
-  /// ```swift
-  /// registry.register(Handler.self, Handler.init)  // an init of 4 parameters
-  /// ```
   @inlinable @discardableResult
   @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<Service: Sendable, Dependency1, Dependency2, Dependency3, Dependency4>(
@@ -132,15 +128,17 @@ extension Registrar {
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
-      dependencies: [
-        ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
-        ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
-      ]
-    ) { resolver in
-      try initializer(
-        resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
-        resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self))
-    }
+      dependencies: {
+        [
+          ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
+          ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
+        ]
+      },
+      factory: { resolver in
+        try initializer(
+          resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
+          resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self))
+      })
   }
 
   /// Registers an initializer of five parameters, resolving its arguments: auto-wiring.
@@ -148,10 +146,6 @@ extension Registrar {
   /// The fixed-arity form of the variadic `register(_:name:lifetime:fileID:line:_:)`, with the
   /// same parameters and behaviour. The compiler prefers it, and it resolves each dependency
   /// with code specialised for its type.
-  ///
-  /// ```swift
-  /// registry.register(Handler.self, Handler.init)  // an init of 5 parameters
-  /// ```
   @inlinable @discardableResult
   @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<Service: Sendable, Dependency1, Dependency2, Dependency3, Dependency4, Dependency5>(
@@ -165,17 +159,19 @@ extension Registrar {
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
-      dependencies: [
-        ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
-        ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
-        ServiceKey(Dependency5.self, name: nil),
-      ]
-    ) { resolver in
-      try initializer(
-        resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
-        resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self),
-        resolver.resolve(Dependency5.self))
-    }
+      dependencies: {
+        [
+          ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
+          ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
+          ServiceKey(Dependency5.self, name: nil),
+        ]
+      },
+      factory: { resolver in
+        try initializer(
+          resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
+          resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self),
+          resolver.resolve(Dependency5.self))
+      })
   }
 
   /// Registers an initializer of six parameters, resolving its arguments: auto-wiring.
@@ -183,10 +179,6 @@ extension Registrar {
   /// The fixed-arity form of the variadic `register(_:name:lifetime:fileID:line:_:)`, with the
   /// same parameters and behaviour. The compiler prefers it, and it resolves each dependency
   /// with code specialised for its type.
-  ///
-  /// ```swift
-  /// registry.register(Handler.self, Handler.init)  // an init of 6 parameters
-  /// ```
   @inlinable @discardableResult
   @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<
@@ -203,17 +195,19 @@ extension Registrar {
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
-      dependencies: [
-        ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
-        ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
-        ServiceKey(Dependency5.self, name: nil), ServiceKey(Dependency6.self, name: nil),
-      ]
-    ) { resolver in
-      try initializer(
-        resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
-        resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self),
-        resolver.resolve(Dependency5.self), resolver.resolve(Dependency6.self))
-    }
+      dependencies: {
+        [
+          ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
+          ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
+          ServiceKey(Dependency5.self, name: nil), ServiceKey(Dependency6.self, name: nil),
+        ]
+      },
+      factory: { resolver in
+        try initializer(
+          resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
+          resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self),
+          resolver.resolve(Dependency5.self), resolver.resolve(Dependency6.self))
+      })
   }
 
   /// Registers an initializer of seven parameters, resolving its arguments: auto-wiring.
@@ -221,10 +215,6 @@ extension Registrar {
   /// The fixed-arity form of the variadic `register(_:name:lifetime:fileID:line:_:)`, with the
   /// same parameters and behaviour. The compiler prefers it, and it resolves each dependency
   /// with code specialised for its type.
-  ///
-  /// ```swift
-  /// registry.register(Handler.self, Handler.init)  // an init of 7 parameters
-  /// ```
   @inlinable @discardableResult
   @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<
@@ -243,19 +233,21 @@ extension Registrar {
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
-      dependencies: [
-        ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
-        ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
-        ServiceKey(Dependency5.self, name: nil), ServiceKey(Dependency6.self, name: nil),
-        ServiceKey(Dependency7.self, name: nil),
-      ]
-    ) { resolver in
-      try initializer(
-        resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
-        resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self),
-        resolver.resolve(Dependency5.self), resolver.resolve(Dependency6.self),
-        resolver.resolve(Dependency7.self))
-    }
+      dependencies: {
+        [
+          ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
+          ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
+          ServiceKey(Dependency5.self, name: nil), ServiceKey(Dependency6.self, name: nil),
+          ServiceKey(Dependency7.self, name: nil),
+        ]
+      },
+      factory: { resolver in
+        try initializer(
+          resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
+          resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self),
+          resolver.resolve(Dependency5.self), resolver.resolve(Dependency6.self),
+          resolver.resolve(Dependency7.self))
+      })
   }
 
   /// Registers an initializer of eight parameters, resolving its arguments: auto-wiring.
@@ -263,10 +255,6 @@ extension Registrar {
   /// The fixed-arity form of the variadic `register(_:name:lifetime:fileID:line:_:)`, with the
   /// same parameters and behaviour. The compiler prefers it, and it resolves each dependency
   /// with code specialised for its type.
-  ///
-  /// ```swift
-  /// registry.register(Handler.self, Handler.init)  // an init of 8 parameters
-  /// ```
   @inlinable @discardableResult
   @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<
@@ -285,19 +273,21 @@ extension Registrar {
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
-      dependencies: [
-        ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
-        ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
-        ServiceKey(Dependency5.self, name: nil), ServiceKey(Dependency6.self, name: nil),
-        ServiceKey(Dependency7.self, name: nil), ServiceKey(Dependency8.self, name: nil),
-      ]
-    ) { resolver in
-      try initializer(
-        resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
-        resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self),
-        resolver.resolve(Dependency5.self), resolver.resolve(Dependency6.self),
-        resolver.resolve(Dependency7.self), resolver.resolve(Dependency8.self))
-    }
+      dependencies: {
+        [
+          ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
+          ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
+          ServiceKey(Dependency5.self, name: nil), ServiceKey(Dependency6.self, name: nil),
+          ServiceKey(Dependency7.self, name: nil), ServiceKey(Dependency8.self, name: nil),
+        ]
+      },
+      factory: { resolver in
+        try initializer(
+          resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
+          resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self),
+          resolver.resolve(Dependency5.self), resolver.resolve(Dependency6.self),
+          resolver.resolve(Dependency7.self), resolver.resolve(Dependency8.self))
+      })
   }
 
   /// Registers an initializer of nine parameters, resolving its arguments: auto-wiring.
@@ -305,10 +295,6 @@ extension Registrar {
   /// The fixed-arity form of the variadic `register(_:name:lifetime:fileID:line:_:)`, with the
   /// same parameters and behaviour. The compiler prefers it, and it resolves each dependency
   /// with code specialised for its type.
-  ///
-  /// ```swift
-  /// registry.register(Handler.self, Handler.init)  // an init of 9 parameters
-  /// ```
   @inlinable @discardableResult
   @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<
@@ -328,21 +314,23 @@ extension Registrar {
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
-      dependencies: [
-        ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
-        ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
-        ServiceKey(Dependency5.self, name: nil), ServiceKey(Dependency6.self, name: nil),
-        ServiceKey(Dependency7.self, name: nil), ServiceKey(Dependency8.self, name: nil),
-        ServiceKey(Dependency9.self, name: nil),
-      ]
-    ) { resolver in
-      try initializer(
-        resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
-        resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self),
-        resolver.resolve(Dependency5.self), resolver.resolve(Dependency6.self),
-        resolver.resolve(Dependency7.self), resolver.resolve(Dependency8.self),
-        resolver.resolve(Dependency9.self))
-    }
+      dependencies: {
+        [
+          ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
+          ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
+          ServiceKey(Dependency5.self, name: nil), ServiceKey(Dependency6.self, name: nil),
+          ServiceKey(Dependency7.self, name: nil), ServiceKey(Dependency8.self, name: nil),
+          ServiceKey(Dependency9.self, name: nil),
+        ]
+      },
+      factory: { resolver in
+        try initializer(
+          resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
+          resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self),
+          resolver.resolve(Dependency5.self), resolver.resolve(Dependency6.self),
+          resolver.resolve(Dependency7.self), resolver.resolve(Dependency8.self),
+          resolver.resolve(Dependency9.self))
+      })
   }
 
   /// Registers an initializer of ten parameters, resolving its arguments: auto-wiring.
@@ -350,10 +338,6 @@ extension Registrar {
   /// The fixed-arity form of the variadic `register(_:name:lifetime:fileID:line:_:)`, with the
   /// same parameters and behaviour. The compiler prefers it, and it resolves each dependency
   /// with code specialised for its type.
-  ///
-  /// ```swift
-  /// registry.register(Handler.self, Handler.init)  // an init of 10 parameters
-  /// ```
   @inlinable @discardableResult
   @_disfavoredOverload  // a closure literal `{ resolver, … in }` is a factory, not an initializer
   public func register<
@@ -373,20 +357,22 @@ extension Registrar {
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
-      dependencies: [
-        ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
-        ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
-        ServiceKey(Dependency5.self, name: nil), ServiceKey(Dependency6.self, name: nil),
-        ServiceKey(Dependency7.self, name: nil), ServiceKey(Dependency8.self, name: nil),
-        ServiceKey(Dependency9.self, name: nil), ServiceKey(Dependency10.self, name: nil),
-      ]
-    ) { resolver in
-      try initializer(
-        resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
-        resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self),
-        resolver.resolve(Dependency5.self), resolver.resolve(Dependency6.self),
-        resolver.resolve(Dependency7.self), resolver.resolve(Dependency8.self),
-        resolver.resolve(Dependency9.self), resolver.resolve(Dependency10.self))
-    }
+      dependencies: {
+        [
+          ServiceKey(Dependency1.self, name: nil), ServiceKey(Dependency2.self, name: nil),
+          ServiceKey(Dependency3.self, name: nil), ServiceKey(Dependency4.self, name: nil),
+          ServiceKey(Dependency5.self, name: nil), ServiceKey(Dependency6.self, name: nil),
+          ServiceKey(Dependency7.self, name: nil), ServiceKey(Dependency8.self, name: nil),
+          ServiceKey(Dependency9.self, name: nil), ServiceKey(Dependency10.self, name: nil),
+        ]
+      },
+      factory: { resolver in
+        try initializer(
+          resolver.resolve(Dependency1.self), resolver.resolve(Dependency2.self),
+          resolver.resolve(Dependency3.self), resolver.resolve(Dependency4.self),
+          resolver.resolve(Dependency5.self), resolver.resolve(Dependency6.self),
+          resolver.resolve(Dependency7.self), resolver.resolve(Dependency8.self),
+          resolver.resolve(Dependency9.self), resolver.resolve(Dependency10.self))
+      })
   }
 }

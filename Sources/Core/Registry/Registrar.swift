@@ -108,7 +108,7 @@ public final class Registrar {
     stage(
       Registration<Service, repeat each Argument>(
         key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
-        lifetime: lifetime, location: location, dependencies: nil, factory: factory))
+        lifetime: lifetime, location: location, dependencies: { nil }, factory: factory))
   }
 
   /// Registers an initializer (or any function) whose parameters Strata resolves: auto-wiring.
@@ -193,11 +193,15 @@ public final class Registrar {
     name: (any Hashable & Sendable)?, lifetime: Lifetime, location: SourceLocation,
     initializer: @escaping @Sendable (repeat each Dependency) throws -> Service
   ) -> RegistrationHandle<Service> {
-    var count = 0
-    for _ in repeat (each Dependency).self { count += 1 }
-    var dependencies: [ServiceKey] = []
-    dependencies.reserveCapacity(count)  // one allocation, not one per doubling
-    repeat dependencies.append(ServiceKey((each Dependency).self, name: nil))
+    // Listed only when a tool asks (see `AnyRegistration.dependencyKeys`).
+    let dependencies: @Sendable () -> [ServiceKey]? = {
+      var count = 0
+      for _ in repeat (each Dependency).self { count += 1 }
+      var dependencies: [ServiceKey] = []
+      dependencies.reserveCapacity(count)
+      repeat dependencies.append(ServiceKey((each Dependency).self, name: nil))
+      return dependencies
+    }
     return stageAutowired(name: name, lifetime: lifetime, location: location, dependencies: dependencies) {
       resolver in try initializer(repeat try resolver.resolve((each Dependency).self))
     }
@@ -209,7 +213,8 @@ public final class Registrar {
   @inlinable
   func stageAutowired<Service>(
     name: (any Hashable & Sendable)?, lifetime: Lifetime, location: SourceLocation,
-    dependencies: [ServiceKey], factory: @escaping @Sendable (borrowing Resolver) throws -> Service
+    dependencies: @escaping @Sendable () -> [ServiceKey]?,
+    factory: @escaping @Sendable (borrowing Resolver) throws -> Service
   ) -> RegistrationHandle<Service> {
     stage(
       Registration<Service>(
@@ -309,7 +314,7 @@ public final class Registrar {
   ) -> RegistrationHandle<Service> {
     stage(
       Registration<Service>(
-        key: ServiceKey(Service.self, name: Self.box(name)), location: location, dependencies: [],
+        key: ServiceKey(Service.self, name: Self.box(name)), location: location, dependencies: { [] },
         factory: { _ in throw Registration<Service>.Unreachable() }, instance: instance))
   }
 

@@ -31,7 +31,7 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
 
   @usableFromInline
   init(
-    key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: [ServiceKey]?,
+    key: ServiceKey, lifetime: Lifetime, location: SourceLocation, dependencies: @escaping DependencyKeys,
     factory: @escaping Factory
   ) {
     self.factory = factory
@@ -44,7 +44,8 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
 
   /// A registration of a ready-made instance, which every resolve returns.
   init(
-    key: ServiceKey, location: SourceLocation, dependencies: [ServiceKey]?, factory: @escaping Factory,
+    key: ServiceKey, location: SourceLocation, dependencies: @escaping DependencyKeys,
+    factory: @escaping Factory,
     instance: Service
   ) {
     self.factory = factory

@@ -41,7 +41,7 @@ final class RegistrationBatch {
       throw ResolutionError(reason, insideFactory: true)
     }
     return Registration<Service, repeat each Argument>(
-      key: key, lifetime: .transient, location: location, dependencies: [], factory: factory)
+      key: key, lifetime: .transient, location: location, dependencies: { [] }, factory: factory)
   }
 
 }

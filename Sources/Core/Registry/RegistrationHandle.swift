@@ -72,8 +72,9 @@ public struct RegistrationHandle<Service> {
     registration.forwards?.append { (target: Registration<Service>) -> AnyRegistration in
       let key = ServiceKey(
         service: TypeIdentity(Other.self), arguments: .void, name: target.key.name)
+      let targetKey = target.key
       return Registration<Other>(
-        key: key, lifetime: .transient, location: location, dependencies: [target.key],
+        key: key, lifetime: .transient, location: location, dependencies: { [targetKey] },
         factory: { resolver in
           let instance = try target.instance(resolver, owner: resolver.ownerHint(of: target))
           if let convert { return convert(instance) }

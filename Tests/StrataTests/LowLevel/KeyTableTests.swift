@@ -68,7 +68,7 @@ extension LowLevel {
       AnyRegistration(
         key: ServiceKey(service: TypeIdentity(service), arguments: .void, name: name),
         lifetime: .transient, location: SourceLocation(fileID: "Strata/KeyTableTests.swift", line: 1),
-        dependencies: nil)
+        dependencies: { nil })
     }
 
     private static func bits(_ type: Any.Type) -> UInt { UInt(bitPattern: ObjectIdentifier(type)) }
