@@ -168,7 +168,7 @@ extension Scope {
   ///
   /// - Parameters:
   ///   - synchronousCloser: The thread that will run the disposers itself, without suspending
-  ///     (see ``ScopeState/synchronousCloser``); 0 if none will.
+  ///     (see ``Scope/synchronousCloser``); 0 if none will.
   ///   - onlyIfAllSynchronous: Records `synchronousCloser` only if there is no child and no
   ///     asynchronous disposer (an asynchronous close disposes on this thread only then).
   private func takeOwned(synchronousCloser: UInt, onlyIfAllSynchronous: Bool = false) -> Owned? {
@@ -179,17 +179,16 @@ extension Scope {
     }
     var overflow: [ScopedSlot] = []
     let taken = withStateIfMade { state -> Owned? in
-      guard let state else { return nil }
-      let owned = Owned(
-        children: state.children.isEmpty ? [] : state.children.takeAll(), own: state.disposals)
-      state.disposals = []
+      let children = state.map { $0.children.isEmpty ? [] : $0.children.takeAll() } ?? []
+      let owned = Owned(children: children, own: guardedDisposals)
+      guardedDisposals = []
       if synchronousCloser != 0,
         !onlyIfAllSynchronous || (owned.children.isEmpty && !owned.awaitsAnything)
       {
-        state.synchronousCloser = synchronousCloser
+        self.synchronousCloser = synchronousCloser
       }
       // Dropped after the lock is released: freeing an instance runs its `deinit`.
-      swap(&overflow, &state.scoped)
+      if let state { swap(&overflow, &state.scoped) }
       return owned
     }
     overflow.removeAll()

@@ -225,11 +225,11 @@ extension Scope {
   /// - Returns: `false` if this scope or an ancestor is closing; nothing was filed.
   private func file(_ disposal: borrowing Disposal) -> Bool {
     ensureLinked()
-      && withState { state in
+      && withStateIfMade { _ in
         guard lifecycle.takeOwnership(), !isClosed else {
           return false
         }
-        state.disposals.append(copy disposal)
+        guardedDisposals.append(copy disposal)
         return true
       }
   }

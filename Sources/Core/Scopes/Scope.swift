@@ -21,7 +21,8 @@ import Synchronization
 public class Scope: @unchecked Sendable, CustomStringConvertible {
   // Stored properties in this order on purpose: those set from the arguments first, then 152
   // bytes that start zeroed, 16-byte aligned, so that making a scope clears them with aligned
-  // stores (with the flags between the atomic words, it took split stores that crossed cache lines).
+  // stores (with the flags between the atomic words, it took split stores that crossed cache lines);
+  // the disposal stack and the closer thread come last.
 
   /// What kind of scope this is: `.root` for a ``Container``, `.request`, `.session`, or custom.
   public let tag: ScopeTag
@@ -56,6 +57,13 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// How many threads are reading this scope's cached instances right now (see `readingCache`):
   /// a close waits for them to finish before it releases what the cache holds.
   @usableFromInline let cacheReaders = Atomic<UInt>(0)
+  /// What to dispose on close, in creation order. Guarded by `stateLock`; kept here rather than in
+  /// ``ScopeState`` so that a request scope owning a disposable service makes no state object.
+  @exclusivity(unchecked) var guardedDisposals: [Disposal] = []
+  /// The thread running a synchronous close of this scope, once it disposes anything: a second
+  /// close on the same thread comes from one of its disposers and must not wait for it. Guarded
+  /// by `stateLock`.
+  @exclusivity(unchecked) var synchronousCloser: UInt = 0
 
   /// - Parameter links: The links to the parent (retained once for this scope, see
   ///   ``TreeLinks``) and the root.
@@ -275,13 +283,8 @@ final class ScopeState {
   @exclusivity(unchecked) var snapshots: [Registry] = []
   /// Scoped instances past the inline slots, and those being created.
   @exclusivity(unchecked) var scoped: [ScopedSlot] = []
-  /// What to dispose on close, in creation order.
-  @exclusivity(unchecked) var disposals: [Disposal] = []
   /// The linked child scopes, newest first (see ``ChildList``).
   @exclusivity(unchecked) var children = ChildList()
-  /// The thread running a synchronous close of this scope, once it disposes anything: a second
-  /// close on the same thread comes from one of its disposers and must not wait for it.
-  @exclusivity(unchecked) var synchronousCloser: UInt = 0
   /// The identities of the modules installed in this scope (see `Scope+Inspection.swift`).
   @exclusivity(unchecked) var installedModules: [AnyHashable] = []
 }

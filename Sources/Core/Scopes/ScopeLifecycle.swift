@@ -136,7 +136,7 @@ extension Scope {
   /// wait forever.
   private var isClosedByCaller: Bool {
     if Scope.closingChain?.contains(self) == true { return true }
-    return withStateIfMade { $0?.synchronousCloser } == currentThreadID()
+    return withStateIfMade { _ in synchronousCloser } == currentThreadID()
   }
 
   /// Blocks until another close of this scope has run to its end.
