@@ -90,6 +90,7 @@ extension Scope {
   }
 
   /// ``close()-70h7`` under a name the synchronous overload cannot take.
+  @usableFromInline
   func closeAwaitingDisposers() async throws {
     let owned: Owned
     switch try closeUnlessAwaiting() {

@@ -38,6 +38,7 @@ public struct ScopeExitError: Error, CustomStringConvertible {
 
   /// The asynchronous ``closing(_:after:)``, which awaits asynchronous disposers. (Named apart
   /// from it so that the synchronous close is never picked by accident.)
+  @usableFromInline
   static func awaitingClose(of scope: Scope, after bodyError: any Error) async -> any Error {
     do {
       try await scope.closeAwaitingDisposers()
