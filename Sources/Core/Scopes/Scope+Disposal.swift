@@ -181,8 +181,8 @@ extension Scope {
     var overflow: [ScopedSlot] = []
     let taken = withStateIfMade { state -> Owned? in
       let children = state.map { $0.children.isEmpty ? [] : $0.children.takeAll() } ?? []
-      let owned = Owned(children: children, own: guardedDisposals)
-      guardedDisposals = []
+      let owned = Owned(children: children, own: guardedDisposals ?? [])
+      guardedDisposals = nil
       if synchronousCloser != 0,
         !onlyIfAllSynchronous || (owned.children.isEmpty && !owned.awaitsAnything)
       {

@@ -229,7 +229,11 @@ extension Scope {
         guard lifecycle.takeOwnership(), !isClosed else {
           return false
         }
-        guardedDisposals.append(copy disposal)
+        if guardedDisposals == nil {
+          guardedDisposals = [copy disposal]
+        } else {
+          guardedDisposals?.append(copy disposal)
+        }
         return true
       }
   }
