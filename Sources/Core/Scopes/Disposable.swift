@@ -67,9 +67,10 @@ struct Disposal: @unchecked Sendable {
   /// The disposal an instance needs, if any. Called once per shared instance, when it is created.
   ///
   /// Inlined into code specialised for the instance's static type: the kind comes from
-  /// ``DisposalKind`` (remembered per dynamic type), and the one cast that succeeds is then made
-  /// on the static type, which the compiler resolves without the runtime when the type is a final
-  /// class that conforms.
+  /// ``DisposalKind`` (remembered per dynamic type), so no cast that fails is made, and the one
+  /// that succeeds starts from the static type, not from `Any`. For a class, that cast to the
+  /// class-bound existential is a look-up in the runtime's conformance cache (about 300
+  /// instructions; a cast from `Any` was about 1,700).
   @inlinable
   static func of<Instance>(_ instance: Instance, key: ServiceKey) -> Disposal? {
     let kind = DisposalKind.of(Swift.type(of: instance)) {
@@ -131,7 +132,7 @@ public struct DisposalError: Error, CustomStringConvertible {
 
 /// Which disposal protocol a type conforms to, remembered per type for the whole process (see
 /// ``TypeFacts``): the first instance of a type pays for the casts that fail, and later instances
-/// do at most the one cast that succeeds, which is cheap.
+/// make only the one cast that succeeds (see ``Disposal/of(_:key:)``).
 @usableFromInline
 enum DisposalKind: UInt {
   case none = 1
