@@ -67,7 +67,7 @@ def overload(arity: int, sendable: bool) -> str:
     {lifetime_param},
     fileID: StaticString = #fileID,
     line: UInt = #line,
-    _ initializer: @escaping @Sendable ({", ".join(dependencies)}) throws -> Service
+    _ initializer: @escaping @Sendable ({", ".join(f"consuming {d}" for d in dependencies)}) throws -> Service
   ) -> RegistrationHandle<Service> {{
     stageAutowired(
       name: name, lifetime: {lifetime_arg}, location: SourceLocation(fileID, line),

@@ -46,7 +46,7 @@ extension Registrar {
     lifetime: Lifetime = .transient,
     fileID: StaticString = #fileID,
     line: UInt = #line,
-    _ initializer: @escaping @Sendable (Dependency1) throws -> Service
+    _ initializer: @escaping @Sendable (consuming Dependency1) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
@@ -71,7 +71,7 @@ extension Registrar {
     lifetime: Lifetime = .transient,
     fileID: StaticString = #fileID,
     line: UInt = #line,
-    _ initializer: @escaping @Sendable (Dependency1, Dependency2) throws -> Service
+    _ initializer: @escaping @Sendable (consuming Dependency1, consuming Dependency2) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
@@ -94,7 +94,9 @@ extension Registrar {
     lifetime: Lifetime = .transient,
     fileID: StaticString = #fileID,
     line: UInt = #line,
-    _ initializer: @escaping @Sendable (Dependency1, Dependency2, Dependency3) throws -> Service
+    _ initializer:
+      @escaping @Sendable (consuming Dependency1, consuming Dependency2, consuming Dependency3) throws ->
+      Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
@@ -124,7 +126,10 @@ extension Registrar {
     lifetime: Lifetime = .transient,
     fileID: StaticString = #fileID,
     line: UInt = #line,
-    _ initializer: @escaping @Sendable (Dependency1, Dependency2, Dependency3, Dependency4) throws -> Service
+    _ initializer:
+      @escaping @Sendable (
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4
+      ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
@@ -155,7 +160,10 @@ extension Registrar {
     fileID: StaticString = #fileID,
     line: UInt = #line,
     _ initializer:
-      @escaping @Sendable (Dependency1, Dependency2, Dependency3, Dependency4, Dependency5) throws -> Service
+      @escaping @Sendable (
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4,
+        consuming Dependency5
+      ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
@@ -190,8 +198,10 @@ extension Registrar {
     fileID: StaticString = #fileID,
     line: UInt = #line,
     _ initializer:
-      @escaping @Sendable (Dependency1, Dependency2, Dependency3, Dependency4, Dependency5, Dependency6)
-      throws -> Service
+      @escaping @Sendable (
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4,
+        consuming Dependency5, consuming Dependency6
+      ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime, location: SourceLocation(fileID, line),
@@ -228,7 +238,8 @@ extension Registrar {
     line: UInt = #line,
     _ initializer:
       @escaping @Sendable (
-        Dependency1, Dependency2, Dependency3, Dependency4, Dependency5, Dependency6, Dependency7
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4,
+        consuming Dependency5, consuming Dependency6, consuming Dependency7
       ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
@@ -268,7 +279,8 @@ extension Registrar {
     line: UInt = #line,
     _ initializer:
       @escaping @Sendable (
-        Dependency1, Dependency2, Dependency3, Dependency4, Dependency5, Dependency6, Dependency7, Dependency8
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4,
+        consuming Dependency5, consuming Dependency6, consuming Dependency7, consuming Dependency8
       ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
@@ -308,8 +320,9 @@ extension Registrar {
     line: UInt = #line,
     _ initializer:
       @escaping @Sendable (
-        Dependency1, Dependency2, Dependency3, Dependency4, Dependency5, Dependency6, Dependency7,
-        Dependency8, Dependency9
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4,
+        consuming Dependency5, consuming Dependency6, consuming Dependency7, consuming Dependency8,
+        consuming Dependency9
       ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
@@ -351,8 +364,9 @@ extension Registrar {
     line: UInt = #line,
     _ initializer:
       @escaping @Sendable (
-        Dependency1, Dependency2, Dependency3, Dependency4, Dependency5, Dependency6, Dependency7,
-        Dependency8, Dependency9, Dependency10
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4,
+        consuming Dependency5, consuming Dependency6, consuming Dependency7, consuming Dependency8,
+        consuming Dependency9, consuming Dependency10
       ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(

@@ -46,7 +46,7 @@ extension Registrar {
     lifetime: some UnsharedLifetimeConvertible = UnsharedLifetime.transient,
     fileID: StaticString = #fileID,
     line: UInt = #line,
-    _ initializer: @escaping @Sendable (Dependency1) throws -> Service
+    _ initializer: @escaping @Sendable (consuming Dependency1) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime.lifetime, location: SourceLocation(fileID, line),
@@ -71,7 +71,7 @@ extension Registrar {
     lifetime: some UnsharedLifetimeConvertible = UnsharedLifetime.transient,
     fileID: StaticString = #fileID,
     line: UInt = #line,
-    _ initializer: @escaping @Sendable (Dependency1, Dependency2) throws -> Service
+    _ initializer: @escaping @Sendable (consuming Dependency1, consuming Dependency2) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime.lifetime, location: SourceLocation(fileID, line),
@@ -94,7 +94,9 @@ extension Registrar {
     lifetime: some UnsharedLifetimeConvertible = UnsharedLifetime.transient,
     fileID: StaticString = #fileID,
     line: UInt = #line,
-    _ initializer: @escaping @Sendable (Dependency1, Dependency2, Dependency3) throws -> Service
+    _ initializer:
+      @escaping @Sendable (consuming Dependency1, consuming Dependency2, consuming Dependency3) throws ->
+      Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime.lifetime, location: SourceLocation(fileID, line),
@@ -124,7 +126,10 @@ extension Registrar {
     lifetime: some UnsharedLifetimeConvertible = UnsharedLifetime.transient,
     fileID: StaticString = #fileID,
     line: UInt = #line,
-    _ initializer: @escaping @Sendable (Dependency1, Dependency2, Dependency3, Dependency4) throws -> Service
+    _ initializer:
+      @escaping @Sendable (
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4
+      ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime.lifetime, location: SourceLocation(fileID, line),
@@ -155,7 +160,10 @@ extension Registrar {
     fileID: StaticString = #fileID,
     line: UInt = #line,
     _ initializer:
-      @escaping @Sendable (Dependency1, Dependency2, Dependency3, Dependency4, Dependency5) throws -> Service
+      @escaping @Sendable (
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4,
+        consuming Dependency5
+      ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime.lifetime, location: SourceLocation(fileID, line),
@@ -188,8 +196,10 @@ extension Registrar {
     fileID: StaticString = #fileID,
     line: UInt = #line,
     _ initializer:
-      @escaping @Sendable (Dependency1, Dependency2, Dependency3, Dependency4, Dependency5, Dependency6)
-      throws -> Service
+      @escaping @Sendable (
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4,
+        consuming Dependency5, consuming Dependency6
+      ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
       name: name, lifetime: lifetime.lifetime, location: SourceLocation(fileID, line),
@@ -225,7 +235,8 @@ extension Registrar {
     line: UInt = #line,
     _ initializer:
       @escaping @Sendable (
-        Dependency1, Dependency2, Dependency3, Dependency4, Dependency5, Dependency6, Dependency7
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4,
+        consuming Dependency5, consuming Dependency6, consuming Dependency7
       ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
@@ -265,7 +276,8 @@ extension Registrar {
     line: UInt = #line,
     _ initializer:
       @escaping @Sendable (
-        Dependency1, Dependency2, Dependency3, Dependency4, Dependency5, Dependency6, Dependency7, Dependency8
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4,
+        consuming Dependency5, consuming Dependency6, consuming Dependency7, consuming Dependency8
       ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
@@ -305,8 +317,9 @@ extension Registrar {
     line: UInt = #line,
     _ initializer:
       @escaping @Sendable (
-        Dependency1, Dependency2, Dependency3, Dependency4, Dependency5, Dependency6, Dependency7,
-        Dependency8, Dependency9
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4,
+        consuming Dependency5, consuming Dependency6, consuming Dependency7, consuming Dependency8,
+        consuming Dependency9
       ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
@@ -348,8 +361,9 @@ extension Registrar {
     line: UInt = #line,
     _ initializer:
       @escaping @Sendable (
-        Dependency1, Dependency2, Dependency3, Dependency4, Dependency5, Dependency6, Dependency7,
-        Dependency8, Dependency9, Dependency10
+        consuming Dependency1, consuming Dependency2, consuming Dependency3, consuming Dependency4,
+        consuming Dependency5, consuming Dependency6, consuming Dependency7, consuming Dependency8,
+        consuming Dependency9, consuming Dependency10
       ) throws -> Service
   ) -> RegistrationHandle<Service> {
     stageAutowired(
