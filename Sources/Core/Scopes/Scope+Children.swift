@@ -66,22 +66,29 @@ extension Scope {
   /// instance to dispose; a linked scope stays alive until it is closed (the list retains it).
   ///
   /// - Returns: `false` if this scope or an ancestor is closing: nothing may be added to it.
+  ///
+  /// The parent is reached through a ``ScopeRef`` (this scope holds it): no retain and release
+  /// per level, on a path every request that owns a disposable takes.
   func ensureLinked() -> Bool {
-    guard let parent else { return !isClosing }
-    guard parent.ensureLinked() else { return false }
-    return parent.withState { state in
-      guard parent.lifecycle.takeOwnership() else { return false }
-      guard !siblings.isLinked else { return true }
-      guard lifecycle.requestLink() else { return false }
-      state.children.link(self)
-      return true
+    guard let parent = links.parent else { return !isClosing }
+    return parent.with { parent in
+      guard parent.ensureLinked() else { return false }
+      return parent.withState { state in
+        guard parent.lifecycle.takeOwnership() else { return false }
+        guard !siblings.isLinked else { return true }
+        guard lifecycle.requestLink() else { return false }
+        state.children.link(self)
+        return true
+      }
     }
   }
 
   /// Unlinks this scope from its parent's list of children to close, if it is linked.
   func detachFromParent() {
-    guard let parent else { return }
-    let wasLinked = parent.withStateIfMade { state in state?.children.unlink(self) ?? false }
+    guard let parent = links.parent else { return }
+    let wasLinked = parent.with { parent in
+      parent.withStateIfMade { state in state?.children.unlink(self) ?? false }
+    }
     // Give back the list's retain, outside the lock; the caller holds another.
     if wasLinked { ChildList.giveBack(self) }
   }
