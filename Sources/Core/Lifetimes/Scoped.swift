@@ -28,9 +28,8 @@ extension Registration {
   @inlinable @inline(never)
   final func fileDisposal(of instance: Service, owner: ScopeRef, slot: Int) throws {
     guard let disposal = disposal(for: instance) else { return }
-    let filed = owner.with { $0.fileScopedDisposal(self, slot: slot, disposal) }
-    guard filed else {
-      throw owner.with { $0.closedWhileCreating(key, disposal: disposal) }
+    if let refused = owner.with({ $0.fileScopedDisposal(self, slot: slot, disposal) }) {
+      throw owner.with { $0.closedWhileCreating(key, disposal: refused) }
     }
   }
 

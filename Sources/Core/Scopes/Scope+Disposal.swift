@@ -42,10 +42,11 @@ extension Scope {
 
   /// The rest of ``close()-5plpz`` once `closing` is set: disposes what the scope owns.
   private func finishClose() throws {
-    guard let owned = takeOwned(synchronousCloser: currentThreadID()) else { return }
+    var own = DisposalStack()
+    guard let children = takeOwned(&own, synchronousCloser: currentThreadID()) else { return }
     var errors: [any Error] = []
-    for child in owned.children { errors += Scope.collect { try child.close() } }
-    Scope.disposeInReverse(owned.own, errors: &errors)
+    for child in children { errors += Scope.collect { try child.close() } }
+    Scope.disposeInReverse(&own, errors: &errors)
     detachFromParent()
     try throwIfFailed(errors)
   }
@@ -53,17 +54,17 @@ extension Scope {
   /// Disposes `disposals` in reverse order on this thread and adds their errors to `errors`; an
   /// ``AsyncDisposable`` instance, which cannot be awaited here, is disposed in a background task
   /// and reported as ``AsyncDisposalRequired``.
-  private static func disposeInReverse(_ disposals: [Disposal], errors: inout [any Error]) {
+  private static func disposeInReverse(_ disposals: inout DisposalStack, errors: inout [any Error]) {
     var background: [Disposal] = []
-    for index in disposals.indices.reversed() {
-      switch disposals[index].action {
+    while let disposal = disposals.popNewest() {
+      switch disposal.action {
       case .sync(let disposable):
         do { try disposable.dispose() } catch {
-          errors.append(DisposalError(key: disposals[index].key, underlying: error))
+          errors.append(DisposalError(key: disposal.key, underlying: error))
         }
       case .async:
-        background.append(disposals[index])
-        errors.append(DisposalError(key: disposals[index].key, underlying: AsyncDisposalRequired()))
+        errors.append(DisposalError(key: disposal.key, underlying: AsyncDisposalRequired()))
+        background.append(disposal)
       }
     }
     if !background.isEmpty {
@@ -109,7 +110,7 @@ extension Scope {
         for child in owned.children {
           do { try await child.closeAwaitingDisposers() } catch { errors += Scope.flatten(error) }
         }
-        return errors + (await Scope.runAsync(owned.own.reversed()))
+        return errors + (await Scope.runAsync(owned.own.newestFirst()))
       }
     }
     let errors =
@@ -143,13 +144,16 @@ extension Scope {
         lifecycle.finishClose()
       }
     }
-    guard let owned = takeOwned(synchronousCloser: closer, onlyIfAllSynchronous: true) else { return .closed }
-    guard closer != 0, owned.children.isEmpty, !owned.awaitsAnything else {
+    var own = DisposalStack()
+    guard let children = takeOwned(&own, synchronousCloser: closer, onlyIfAllSynchronous: true) else {
+      return .closed
+    }
+    guard closer != 0, children.isEmpty, !own.awaitsAnything else {
       finishesHere = false
-      return .awaiting(owned)
+      return .awaiting(Owned(children: children, own: own))
     }
     var errors: [any Error] = []
-    Scope.disposeInReverse(owned.own, errors: &errors)
+    Scope.disposeInReverse(&own, errors: &errors)
     detachFromParent()
     try throwIfFailed(errors)
     return .closed
@@ -158,46 +162,49 @@ extension Scope {
   /// What a closing scope disposes: its linked children, then its own instances.
   private struct Owned: Sendable {
     let children: [Scope]
-    let own: [Disposal]
+    let own: DisposalStack
 
     /// Whether any own instance is an ``AsyncDisposable``.
-    var awaitsAnything: Bool { own.contains { if case .async = $0.action { true } else { false } } }
+    var awaitsAnything: Bool { own.awaitsAnything }
   }
 
-  /// Takes what the scope must close, once this thread has set `closing`; `nil` if there is
-  /// nothing to close (then the scope is already detached from its parent).
+  /// Takes what the scope must close, once this thread has set `closing`: its linked children,
+  /// returned, and its disposal stack, moved into `own`; `nil` if there is nothing to close (then
+  /// the scope is already detached from its parent).
   ///
   /// - Parameters:
+  ///   - own: An empty stack, which receives the scope's own disposals.
   ///   - synchronousCloser: The thread that will run the disposers itself, without suspending
   ///     (see ``Scope/synchronousCloser``); 0 if none will.
   ///   - onlyIfAllSynchronous: Records `synchronousCloser` only if there is no child and no
   ///     asynchronous disposer (an asynchronous close disposes on this thread only then).
-  private func takeOwned(synchronousCloser: UInt, onlyIfAllSynchronous: Bool = false) -> Owned? {
+  private func takeOwned(
+    _ own: inout DisposalStack, synchronousCloser: UInt, onlyIfAllSynchronous: Bool = false
+  ) -> [Scope]? {
     guard lifecycle.everTookSomething else {
       // Nothing to dispose and no linked child was ever taken, and none can be now.
       if lifecycle.everAskedForLink { detachFromParent() }
       return nil
     }
     var overflow: [ScopedSlot] = []
-    let taken = withStateIfMade { state -> Owned? in
+    let children = withStateIfMade { state -> [Scope] in
       let children = state.map { $0.children.isEmpty ? [] : $0.children.takeAll() } ?? []
-      let owned = Owned(children: children, own: guardedDisposals ?? [])
-      guardedDisposals = nil
+      swap(&own, &guardedDisposals)
       if synchronousCloser != 0,
-        !onlyIfAllSynchronous || (owned.children.isEmpty && !owned.awaitsAnything)
+        !onlyIfAllSynchronous || (children.isEmpty && !own.awaitsAnything)
       {
         self.synchronousCloser = synchronousCloser
       }
       // Dropped after the lock is released: freeing an instance runs its `deinit`.
       if let state { swap(&overflow, &state.scoped) }
-      return owned
+      return children
     }
     overflow.removeAll()
-    guard let taken, !(taken.children.isEmpty && taken.own.isEmpty) else {
+    guard !(children.isEmpty && own.isEmpty) else {
       if lifecycle.everAskedForLink { detachFromParent() }
       return nil
     }
-    return taken
+    return children
   }
 
   private func throwIfFailed(_ errors: [any Error]) throws {

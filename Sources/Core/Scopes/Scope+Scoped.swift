@@ -151,17 +151,15 @@ extension Scope {
 
   /// Puts a new scoped instance that needs disposal on the disposal stack, before it is published.
   ///
-  /// - Returns: `false` if the scope closed while the factory ran; the slot is given up and the
-  ///   caller disposes the instance and reports `scopeClosed`.
+  /// - Returns: `nil` once filed; the disposal, given back, if the scope closed while the factory
+  ///   ran: the slot is given up and the caller disposes the instance and reports `scopeClosed`.
   @usableFromInline
-  final func fileScopedDisposal(_ registration: AnyRegistration, slot: Int, _ disposal: borrowing Disposal)
-    -> Bool
+  final func fileScopedDisposal(_ registration: AnyRegistration, slot: Int, _ disposal: consuming Disposal)
+    -> Disposal?
   {
-    guard file(disposal) else {
-      releaseScoped(registration, slot: slot)
-      return false
-    }
-    return true
+    guard let refused = file(disposal) else { return nil }
+    releaseScoped(registration, slot: slot)
+    return refused
   }
 
   /// Publishes a new instance in its reserved slot: from now on every thread sees it.
@@ -214,28 +212,24 @@ extension Scope {
   /// - Throws: `scopeClosed` if the scope is closing; the caller discards the instance, which this
   ///   method has disposed.
   @usableFromInline
-  func adopt(_ disposal: Disposal?) throws {
+  func adopt(_ disposal: consuming Disposal?) throws {
     guard let disposal else { return }
-    if !file(disposal) { throw closedWhileCreating(disposal.key, disposal: disposal) }
+    if let refused = file(disposal) { throw closedWhileCreating(refused.key, disposal: refused) }
   }
 
   /// Puts `disposal` on the disposal stack, under the lock that `close` takes, so that either the
   /// close disposes the instance or the caller does: never both, never neither.
   ///
-  /// - Returns: `false` if this scope or an ancestor is closing; nothing was filed.
-  private func file(_ disposal: borrowing Disposal) -> Bool {
-    ensureLinked()
-      && withStateIfMade { _ in
-        guard lifecycle.takeOwnership(), !isClosed else {
-          return false
-        }
-        if guardedDisposals == nil {
-          guardedDisposals = [copy disposal]
-        } else {
-          guardedDisposals?.append(copy disposal)
-        }
-        return true
-      }
+  /// - Returns: `nil` once filed; `disposal` itself if this scope or an ancestor is closing and
+  ///   nothing was filed (the caller disposes it). Moved either way, never copied.
+  private func file(_ disposal: consuming Disposal) -> Disposal? {
+    guard ensureLinked() else { return disposal }
+    var pending = Optional(disposal)
+    withStateIfMade { _ in
+      guard lifecycle.takeOwnership(), !isClosed, let filed = pending.take() else { return }
+      guardedDisposals.push(filed)
+    }
+    return pending
   }
 
   /// The error for an instance made while its scope closed; disposes it first.

@@ -58,10 +58,9 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// a close waits for them to finish before it releases what the cache holds.
   @usableFromInline let cacheReaders = Atomic<UInt>(0)
   /// What to dispose on close, in creation order. Guarded by `stateLock`; kept here rather than in
-  /// ``ScopeState`` so that a request scope owning a disposable service makes no state object.
-  /// `nil` until the first (zero, like the fields before it: a scope that owns nothing never
-  /// touches the empty array's storage).
-  @exclusivity(unchecked) var guardedDisposals: [Disposal]?
+  /// ``ScopeState`` so that a request scope owning a disposable service makes no state object,
+  /// and, with its first disposal inline, allocates nothing to file it.
+  @exclusivity(unchecked) var guardedDisposals = DisposalStack()
   /// The thread running a synchronous close of this scope, once it disposes anything: a second
   /// close on the same thread comes from one of its disposers and must not wait for it. Guarded
   /// by `stateLock`.

@@ -1,0 +1,54 @@
+/// What a scope disposes when it closes, in creation order: the first disposal kept inline, the
+/// others in an array made only for a scope that owns more than one.
+///
+/// A request scope typically owns one disposable service (a transaction, a connection): filing it
+/// then allocates nothing, and closing the scope frees no array.
+///
+/// Not `Sendable` by itself: a scope reaches its stack only under its state lock, and a close
+/// takes it out whole (``Scope/guardedDisposals``).
+struct DisposalStack: @unchecked Sendable {
+  /// The oldest disposal, or `nil` while the stack is empty.
+  private var first: Disposal?
+  /// The disposals filed after the first, oldest first.
+  private var later: [Disposal] = []
+
+  /// Whether nothing was filed.
+  var isEmpty: Bool { first == nil }
+
+  /// Whether any disposal is an ``AsyncDisposable`` instance's.
+  var awaitsAnything: Bool {
+    guard let first else { return false }
+    return first.isAsync || later.contains { $0.isAsync }
+  }
+
+  /// Files `disposal` as the newest.
+  mutating func push(_ disposal: consuming Disposal) {
+    if first == nil {
+      first = disposal
+    } else {
+      later.append(disposal)
+    }
+  }
+
+  /// Takes the newest disposal out; `nil` once the stack is empty. Moves it: no copy is made, so
+  /// running a disposer costs no retain of the instance.
+  mutating func popNewest() -> Disposal? {
+    if let newest = later.popLast() { return newest }
+    defer { first = nil }
+    return first.take()
+  }
+
+  /// The disposals, newest first.
+  consuming func newestFirst() -> [Disposal] {
+    var disposals: [Disposal] = []
+    while let newest = popNewest() { disposals.append(newest) }
+    return disposals
+  }
+}
+
+extension Disposal {
+  /// Whether the instance is an ``AsyncDisposable``.
+  var isAsync: Bool {
+    if case .async = action { true } else { false }
+  }
+}
