@@ -40,9 +40,12 @@ public protocol AsyncDisposable {
 
 /// One entry of a scope's disposal stack.
 ///
-/// The instance is held as a class-bound existential (a reference and a witness table), so that
-/// filing, moving and running a disposal copies no opaque existential; an instance of a value type
-/// is boxed in a ``DisposableValue`` or ``AsyncDisposableValue`` first.
+/// The instance is held as an object (itself, or boxed: see ``ObjectBox``) with the metatype of
+/// its conformance, so that filing, moving and running a disposal copies no opaque existential,
+/// and making one needs no cast at run time when the instance's static type conforms (the
+/// compiler resolves `as? any Disposable` from a concrete type; a cast to the class-bound
+/// `any Disposable & AnyObject` is a look-up in the runtime's conformance cache, about 300
+/// instructions per instance).
 ///
 /// `@unchecked Sendable`: the instance is only touched by the closing scope, once, after every
 /// reference the scope handed out was made; concurrent use by the service's other holders is
@@ -51,8 +54,8 @@ public protocol AsyncDisposable {
 struct Disposal: @unchecked Sendable {
   @usableFromInline
   enum Action {
-    case sync(any Disposable & AnyObject)
-    case async(any AsyncDisposable & AnyObject)
+    case sync(SyncDisposer)
+    case async(AsyncDisposer)
   }
 
   @usableFromInline let key: ServiceKey
@@ -68,9 +71,8 @@ struct Disposal: @unchecked Sendable {
   ///
   /// Inlined into code specialised for the instance's static type: the kind comes from
   /// ``DisposalKind`` (remembered per dynamic type), so no cast that fails is made, and the one
-  /// that succeeds starts from the static type, not from `Any`. For a class, that cast to the
-  /// class-bound existential is a look-up in the runtime's conformance cache (about 300
-  /// instructions; a cast from `Any` was about 1,700).
+  /// that succeeds starts from the static type, which the compiler resolves when that type
+  /// conforms (an instance behind a protocol type is cast at run time).
   @inlinable
   static func of<Instance>(_ instance: Instance, key: ServiceKey) -> Disposal? {
     let kind = DisposalKind.of(Swift.type(of: instance)) {
@@ -82,41 +84,68 @@ struct Disposal: @unchecked Sendable {
     case .none:
       return nil
     case .async:
-      if let object = instance as? any AsyncDisposable & AnyObject {
-        return Disposal(key: key, action: .async(object))
+      // The static type's conformance, when it has one: the compiler resolves this cast.
+      if let type = Instance.self as? any AsyncDisposable.Type {
+        return Disposal(key: key, action: .async(AsyncDisposer(ObjectBox.box(instance), as: type)))
       }
-      guard let value = instance as? any AsyncDisposable else { return nil }
-      return Disposal(key: key, action: .async(AsyncDisposableValue(value)))
+      guard let disposable = instance as? any AsyncDisposable else { return nil }
+      return Disposal(key: key, action: .async(AsyncDisposer(disposable)))
     case .sync:
-      if let object = instance as? any Disposable & AnyObject {
-        return Disposal(key: key, action: .sync(object))
+      if let type = Instance.self as? any Disposable.Type {
+        return Disposal(key: key, action: .sync(SyncDisposer(ObjectBox.box(instance), as: type)))
       }
-      guard let value = instance as? any Disposable else { return nil }
-      return Disposal(key: key, action: .sync(DisposableValue(value)))
+      guard let disposable = instance as? any Disposable else { return nil }
+      return Disposal(key: key, action: .sync(SyncDisposer(disposable)))
     }
   }
 }
 
-/// A ``Disposable`` instance of a value type, boxed for the disposal stack.
+/// A ``Disposable`` instance, as an object and the type that unboxes it.
+///
+/// **Invariant** (that of ``ObjectBox``): `object` is what `ObjectBox.box` made from a value of
+/// type `type`; both are set together, by the only initializer, from one typed value.
 @usableFromInline
-final class DisposableValue: Disposable {
-  let value: any Disposable
+struct SyncDisposer {
+  @usableFromInline let object: AnyObject
+  @usableFromInline let run: (AnyObject) throws -> Void
 
-  @usableFromInline
-  init(_ value: any Disposable) { self.value = value }
+  @inlinable
+  init<Instance: Disposable>(_ instance: Instance) {
+    self.init(ObjectBox.box(instance), as: Instance.self)
+  }
 
-  @usableFromInline func dispose() throws { try value.dispose() }
+  /// - Parameter object: What `ObjectBox.box` made from an instance of `type` exactly.
+  @inlinable
+  init<Instance: Disposable>(_ object: AnyObject, as type: Instance.Type) {
+    self.object = object
+    run = { try ObjectBox.unbox($0, as: Instance.self).dispose() }
+  }
+
+  /// Runs the instance's `dispose()`.
+  func dispose() throws { try run(object) }
 }
 
-/// An ``AsyncDisposable`` instance of a value type, boxed for the disposal stack.
+/// An ``AsyncDisposable`` instance, as an object and the type that unboxes it (see
+/// ``SyncDisposer``).
 @usableFromInline
-final class AsyncDisposableValue: AsyncDisposable {
-  let value: any AsyncDisposable
+struct AsyncDisposer: @unchecked Sendable {
+  @usableFromInline let object: AnyObject
+  @usableFromInline let run: (AnyObject) async throws -> Void
 
-  @usableFromInline
-  init(_ value: any AsyncDisposable) { self.value = value }
+  @inlinable
+  init<Instance: AsyncDisposable>(_ instance: Instance) {
+    self.init(ObjectBox.box(instance), as: Instance.self)
+  }
 
-  @usableFromInline func dispose() async throws { try await value.dispose() }
+  /// - Parameter object: What `ObjectBox.box` made from an instance of `type` exactly.
+  @inlinable
+  init<Instance: AsyncDisposable>(_ object: AnyObject, as type: Instance.Type) {
+    self.object = object
+    run = { try await ObjectBox.unbox($0, as: Instance.self).dispose() }
+  }
+
+  /// Runs the instance's `dispose()`.
+  func dispose() async throws { try await run(object) }
 }
 
 /// A disposer's error, with the service it came from.

@@ -77,6 +77,37 @@ import Testing
     #expect(resolved.isDisposed)
     #expect(log.elements == ["mine"])
   }
+
+  /// The disposal is made from the registered (static) type's conformance; a subclass's override
+  /// of `dispose()` must still be the one that runs.
+  @Test func aSubclassInstanceIsDisposedThroughItsOwnOverride() throws {
+    let log = Collector<String>()
+    let container = try Container { registry in
+      registry.register(Connection.self, name: Ordinal.first, lifetime: .scoped(.request)) { _ in
+        PooledConnection(log: log)
+      }
+      registry.register(Connection.self, name: Ordinal.second, lifetime: .scoped(.request)) { _ in
+        Connection(log: log)
+      }
+    }
+    let request = try container.makeScope(.request)
+    for slot in [Ordinal.first, .second] { _ = try request.resolve(Connection.self, name: slot) }
+
+    try request.close()
+
+    #expect(log.elements == ["connection closed", "returned to pool"])
+  }
+}
+
+/// A disposable base class, and a subclass that changes how it is disposed.
+private class Connection: Disposable, @unchecked Sendable {
+  let log: Collector<String>
+  init(log: Collector<String>) { self.log = log }
+  func dispose() { log.append("connection closed") }
+}
+
+private final class PooledConnection: Connection, @unchecked Sendable {
+  override func dispose() { log.append("returned to pool") }
 }
 
 /// A service some of whose implementations are disposable.
