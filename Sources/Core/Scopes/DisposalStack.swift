@@ -9,31 +9,33 @@
 struct DisposalStack: @unchecked Sendable {
   /// The oldest disposal, or `nil` while the stack is empty.
   private var first: Disposal?
-  /// The disposals filed after the first, oldest first.
-  private var later: [Disposal] = []
+  /// The disposals filed after the first, oldest first; `nil` (no array, not even the empty one,
+  /// to release when the scope is freed) until the second.
+  private var later: [Disposal]?
+
+  /// Whether an ``AsyncDisposable`` instance's disposal was filed (kept as a flag: reading it
+  /// from the disposals themselves copied them).
+  private(set) var awaitsAnything = false
 
   /// Whether nothing was filed.
   var isEmpty: Bool { first == nil }
 
-  /// Whether any disposal is an ``AsyncDisposable`` instance's.
-  var awaitsAnything: Bool {
-    guard let first else { return false }
-    return first.isAsync || later.contains { $0.isAsync }
-  }
-
   /// Files `disposal` as the newest.
   mutating func push(_ disposal: consuming Disposal) {
+    if disposal.isAsync { awaitsAnything = true }
     if first == nil {
       first = disposal
+    } else if later == nil {
+      later = [disposal]
     } else {
-      later.append(disposal)
+      later?.append(disposal)
     }
   }
 
   /// Takes the newest disposal out; `nil` once the stack is empty. Moves it: no copy is made, so
   /// running a disposer costs no retain of the instance.
   mutating func popNewest() -> Disposal? {
-    if let newest = later.popLast() { return newest }
+    if let newest = later?.popLast() { return newest }
     defer { first = nil }
     return first.take()
   }
