@@ -84,8 +84,16 @@ package struct ScopeLifecycle: ~Copyable, Sendable {
 
   /// Records that the scope is about to take something to dispose (an instance or a linked
   /// child), then says whether it may: only while open. Called under the scope's state lock.
+  ///
+  /// Once the fact is recorded, it is read instead of written again: the container takes
+  /// ownership of a linked child on every request that owns a disposable, and rewriting its flag
+  /// cost an atomic exchange on a line every thread shares. The read is sequentially consistent,
+  /// so the order argument holds: the store that recorded the fact precedes it in the total
+  /// order, and a close whose state write comes after this thread's state read sees the fact.
   package func takeOwnership() -> Bool {
-    tookSomething.store(true, ordering: .sequentiallyConsistent)
+    if !tookSomething.load(ordering: .sequentiallyConsistent) {
+      tookSomething.store(true, ordering: .sequentiallyConsistent)
+    }
     return isOpenInOrder
   }
 
