@@ -57,6 +57,25 @@ import Testing
     #expect(error.path.first.map { ObjectIdentifier($0.serviceType) } == ObjectIdentifier(Made.self))
     #expect(runs.value == 0)
   }
+
+  /// The initializer's parameters are `consuming` (a resolved dependency is handed over without a
+  /// copy): a closure literal with typed parameters and a function value of the plain type are
+  /// still accepted, and each dependency reaches the service, alive, exactly once.
+  @Test func closureLiteralsAndFunctionValuesAreAcceptedAsInitializers() throws {
+    let make: @Sendable (Part1, Part2) -> Made = { Made([$0, $1]) }
+    let container = try Container { registry in
+      registerParts(in: registry)
+      registry.register(Made.self, name: "literal") { (first: Part1, second: Part2) in Made([first, second]) }
+      registry.register(Made.self, name: "function", make)
+    }
+    weak var released: Made?
+    for name in ["literal", "function"] {
+      let made = try container.resolve(Made.self, name: name)
+      #expect(made.parts.map(ObjectIdentifier.init) == Array(try partIdentities(in: container).prefix(2)))
+      released = made
+    }
+    #expect(released == nil, "the service, holding what it was given, is freed with its last holder")
+  }
 }
 
 // MARK: - Registrations of each arity
