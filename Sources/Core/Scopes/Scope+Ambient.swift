@@ -104,7 +104,15 @@ extension Scope {
     } catch {
       throw await ScopeExitError.awaitingClose(of: scope, after: error)
     }
-    try await scope.closeAwaitingDisposers()
+    if isolation == nil {
+      // A non-isolated caller already runs where the close's non-isolated start would run: begun
+      // here, a scope whose disposers are all synchronous closes without an async call. (An
+      // isolated caller's close starts off its actor: disposers never run on the caller's actor.)
+      let pending = try scope.beginAwaitedClose()
+      if !pending.isFinished { try await scope.finishAwaitedClose(pending) }
+    } else {
+      try await scope.closeAwaitingDisposers()
+    }
     return result
   }
 }

@@ -93,8 +93,23 @@ extension Scope {
   /// ``close()-70h7`` under a name the synchronous overload cannot take.
   @usableFromInline
   func closeAwaitingDisposers() async throws {
+    try await finishAwaitedClose(try beginAwaitedClose())
+  }
+
+  /// The synchronous start of ``close()-70h7``: begins the close and, when nothing needs
+  /// awaiting, finishes it here (see `closeUnlessAwaiting`). Lets the asynchronous `withScope`
+  /// of a non-isolated caller close a request scope without an async call.
+  @usableFromInline
+  func beginAwaitedClose() throws -> PendingClose {
+    PendingClose(start: try closeUnlessAwaiting())
+  }
+
+  /// The rest of ``close()-70h7`` after ``beginAwaitedClose()``: waits for another close, or
+  /// awaits what the scope owns.
+  @usableFromInline
+  func finishAwaitedClose(_ pending: PendingClose) async throws {
     let owned: Owned
-    switch try closeUnlessAwaiting() {
+    switch pending.start {
     case .closed: return
     case .anotherCloseRuns: return await waitUntilClosed()
     case .awaiting(let taken): owned = taken
@@ -119,8 +134,19 @@ extension Scope {
     try throwIfFailed(errors)
   }
 
+  /// What an asynchronous close still has to do after its synchronous start.
+  @usableFromInline
+  struct PendingClose {
+    fileprivate let start: AsyncCloseStart
+
+    /// Whether the close ran to its end in its synchronous start.
+    @usableFromInline var isFinished: Bool {
+      if case .closed = start { true } else { false }
+    }
+  }
+
   /// How an asynchronous close goes on after its synchronous start.
-  private enum AsyncCloseStart {
+  fileprivate enum AsyncCloseStart {
     /// The close ran to its end: nothing to dispose, or only synchronous disposers, run here.
     case closed
     /// Another close began first.
@@ -133,7 +159,7 @@ extension Scope {
   /// Begins an asynchronous close and, when nothing needs awaiting, finishes it here as a
   /// synchronous close does: a request scope whose disposers are all synchronous closes without
   /// a task, a task-local value or an allocated closure.
-  private func closeUnlessAwaiting() throws -> AsyncCloseStart {
+  fileprivate func closeUnlessAwaiting() throws -> AsyncCloseStart {
     if case .anotherCloseRuns = lifecycle.beginClose() { return .anotherCloseRuns }
     // A cancelled caller's disposers run in a task of their own (see `close()`), even synchronous ones.
     let closer = Task.isCancelled ? 0 : currentThreadID()
@@ -160,7 +186,7 @@ extension Scope {
   }
 
   /// What a closing scope disposes: its linked children, then its own instances.
-  private struct Owned: Sendable {
+  fileprivate struct Owned: Sendable {
     let children: [Scope]
     let own: DisposalStack
 

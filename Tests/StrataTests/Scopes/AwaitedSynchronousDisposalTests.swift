@@ -93,6 +93,65 @@ import Testing
     #expect(disposed.value == 2)
     #expect(request.isClosed)
   }
+
+  // `withScope` from a non-isolated caller begins the close without an async call; what needs
+  // awaiting still is awaited.
+
+  @Test func aCancelledCallersWithScopeRunsSynchronousDisposersOutsideItsCancellation() async throws {
+    let sawCancellation = Slot<Bool>()
+    let container = try Container { registry in
+      registry.register(CancellationWitness.self, lifetime: .scoped(.request)) { _ in
+        CancellationWitness(saw: sawCancellation)
+      }
+    }
+
+    let request = Task {
+      while !Task.isCancelled { await Task.yield() }
+      try await container.withScope(.request) { _ = try $0.resolve(CancellationWitness.self) }
+    }
+    request.cancel()
+    try await request.value
+
+    #expect(sawCancellation.value == false, "the disposer ran in the cancelled task")
+  }
+
+  @Test func aWithScopeAwaitsAnAsyncDisposerBeforeItReturns() async throws {
+    let container = try Container { registry in
+      registry.register(AsyncTrackedResource.self, lifetime: .scoped(.request)) { _ in
+        AsyncTrackedResource("async")
+      }
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in TrackedResource("sync") }
+    }
+
+    for _ in 0..<20 {
+      let (asynchronous, synchronous) = try await container.withScope(.request) { request in
+        (try request.resolve(AsyncTrackedResource.self), try request.resolve(TrackedResource.self))
+      }
+      #expect(asynchronous.disposeCount == 1)
+      #expect(synchronous.disposeCount == 1)
+    }
+  }
+
+  @Test func aWithScopeWhoseBodyClosedTheScopeReturnsAndDisposesOnce() async throws {
+    let container = try Container { registry in
+      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in TrackedResource("tx") }
+    }
+
+    let resource = try await container.withScope(.request) { request in
+      let resource = try request.resolve(TrackedResource.self)
+      try await request.close()
+      return resource
+    }
+
+    #expect(resource.disposeCount == 1)
+  }
+}
+
+/// Records whether its disposer ran in a cancelled task.
+private final class CancellationWitness: Disposable, Sendable {
+  let saw: Slot<Bool>
+  init(saw: Slot<Bool>) { self.saw = saw }
+  func dispose() { saw.value = Task.isCancelled }
 }
 
 /// Closes its own scope, synchronously, from its disposer.
