@@ -100,10 +100,13 @@ struct Disposal: @unchecked Sendable {
   }
 }
 
-/// A ``Disposable`` instance, as an object and the type that unboxes it.
+/// A ``Disposable`` instance, as an object and the closure that unboxes it and runs `dispose()`.
 ///
 /// **Invariant** (that of ``ObjectBox``): `object` is what `ObjectBox.box` made from a value of
-/// type `type`; both are set together, by the only initializer, from one typed value.
+/// the type `run` unboxes. `init(_:)` makes both from one typed value; `init(_:as:)` is given the
+/// boxed object and its type separately, and has one caller, ``Disposal/of(_:key:)``, which boxes
+/// the instance at its static type `Instance` and passes `Instance.self` itself (opened from
+/// `Instance.self as? any Disposable.Type`, so the same type). Neither is reachable by a user.
 @usableFromInline
 struct SyncDisposer {
   @usableFromInline let object: AnyObject
@@ -125,10 +128,10 @@ struct SyncDisposer {
   func dispose() throws { try run(object) }
 }
 
-/// An ``AsyncDisposable`` instance, as an object and the type that unboxes it (see
-/// ``SyncDisposer``).
+/// An ``AsyncDisposable`` instance, as an object and the closure that unboxes it and awaits
+/// `dispose()` (see ``SyncDisposer``, whose invariant it shares).
 @usableFromInline
-struct AsyncDisposer: @unchecked Sendable {
+struct AsyncDisposer {
   @usableFromInline let object: AnyObject
   @usableFromInline let run: (AnyObject) async throws -> Void
 

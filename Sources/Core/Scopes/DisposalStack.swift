@@ -4,9 +4,9 @@
 /// A request scope typically owns one disposable service (a transaction, a connection): filing it
 /// then allocates nothing, and closing the scope frees no array.
 ///
-/// Not `Sendable` by itself: a scope reaches its stack only under its state lock, and a close
-/// takes it out whole (``Scope/guardedDisposals``).
-struct DisposalStack: @unchecked Sendable {
+/// A scope reaches its stack only under its state lock, and a close takes it out whole
+/// (``Scope/guardedDisposals``); the stack itself is a plain value of `Sendable` parts.
+struct DisposalStack: Sendable {
   /// The oldest disposal, or `nil` while the stack is empty.
   private var first: Disposal?
   /// The disposals filed after the first, oldest first; `nil` (no array, not even the empty one,
