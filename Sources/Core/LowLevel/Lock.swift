@@ -98,42 +98,78 @@ struct SpinLock: ~Copyable, @unchecked Sendable {
   func unlock() { word.store(0, ordering: .releasing) }
 }
 
-/// A fixed table of atomic words that any thread reads and writes without a lock, indexed by a
-/// hash of a one-word key: the storage of process-wide caches whose entries fit in one word (see
-/// `DisposalKind`). Two keys may share a word; the caller stores enough of the key in the word to
+/// A table of atomic words that any thread reads and writes without a lock, indexed by a hash of
+/// a one-word key: the storage of process-wide caches whose entries fit in one word (see
+/// `TypeFacts`). Two keys may share a word; the caller stores enough of the key in the word to
 /// tell.
 ///
-/// `@unchecked Sendable`: the words are atomics, allocated and initialized in `init` before the
-/// table can be shared, and freed only in `deinit`, when nobody holds the table any more.
+/// The table grows: ``grow(toAtLeast:entries:)`` publishes a block twice as large or more, filled
+/// with the entries the owner still knows. A block replaced is kept until `deinit`, because a
+/// reader may still be reading it (the blocks replaced add up to fewer words than the newest).
+///
+/// `@unchecked Sendable`: the words are atomics. A block is initialized before the releasing store
+/// that publishes it, and read only after an acquiring load found it; blocks are freed only in
+/// `deinit`, when nobody holds the table any more. `blocks` and `count` are written only by
+/// ``grow(toAtLeast:entries:)``, which the owner calls under its lock, and read only there.
 final class AtomicWordTable: @unchecked Sendable {
-  private let words: UnsafeMutablePointer<Atomic<UInt>>
-  private let count: Int
-  private let shift: UInt64
+  /// The address of the newest block. A block's word 0 holds its shift (64 minus the base-2
+  /// logarithm of its entry count); its entries follow.
+  private let newest = Atomic<UInt>(0)
+  private var blocks: [UnsafeMutablePointer<Atomic<UInt>>] = []
+  /// The entry count of the newest block.
+  private(set) var count = 0
 
   /// A table of at least `minimumCount` words, all 0.
   init(minimumCount: Int) {
-    var count = 2
-    while count < minimumCount { count <<= 1 }
-    self.count = count
-    shift = UInt64(64 - count.trailingZeroBitCount)
-    words = .allocate(capacity: count)
-    for index in 0..<count { (words + index).initialize(to: Atomic(0)) }
+    grow(toAtLeast: minimumCount, entries: [])
   }
 
   deinit {
-    words.deinitialize(count: count)
-    words.deallocate()
+    for block in blocks {
+      let count = 1 << (64 - Int(block[0].load(ordering: .relaxed)))
+      block.deinitialize(count: count + 1)
+      block.deallocate()
+    }
   }
 
   /// The word for `key` (0 if none was stored there).
-  func load(for key: UInt) -> UInt { words[index(of: key)].load(ordering: .relaxed) }
+  func load(for key: UInt) -> UInt {
+    guard let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: newest.load(ordering: .acquiring)) else {
+      return 0
+    }
+    return block[Self.index(of: key, shift: block[0].load(ordering: .relaxed))].load(ordering: .relaxed)
+  }
 
-  /// Stores `value` in the word for `key`, replacing what was there.
-  func store(_ value: UInt, for key: UInt) { words[index(of: key)].store(value, ordering: .relaxed) }
+  /// Stores `value` in the word for `key`, replacing what was there. (A store that meets a
+  /// growth may land in the block being replaced: the entry is then missing, as if evicted.)
+  func store(_ value: UInt, for key: UInt) {
+    guard let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: newest.load(ordering: .acquiring)) else {
+      return
+    }
+    block[Self.index(of: key, shift: block[0].load(ordering: .relaxed))].store(value, ordering: .relaxed)
+  }
+
+  /// Replaces the table by one of at least `minimumCount` words holding `entries` (key and word),
+  /// unless it has that many already. Only one thread at a time may call this (the owner's lock).
+  func grow(toAtLeast minimumCount: Int, entries: some Sequence<(key: UInt, word: UInt)>) {
+    guard count < minimumCount else { return }
+    var count = 2
+    while count < minimumCount { count <<= 1 }
+    let shift = UInt(64 - count.trailingZeroBitCount)
+    let block = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: count + 1)
+    block.initialize(to: Atomic(shift))
+    for index in 1...count { (block + index).initialize(to: Atomic(0)) }
+    for (key, word) in entries {
+      block[Self.index(of: key, shift: shift)].store(word, ordering: .relaxed)
+    }
+    blocks.append(block)
+    self.count = count
+    newest.store(UInt(bitPattern: block), ordering: .releasing)
+  }
 
   /// Fibonacci hashing: keys such as metadata addresses of related types are regularly spaced,
-  /// and the multiplication spreads them over the whole table.
-  private func index(of key: UInt) -> Int {
-    Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> shift)
+  /// and the multiplication spreads them over the whole table. Entry positions start at 1.
+  private static func index(of key: UInt, shift: UInt) -> Int {
+    1 + Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
   }
 }

@@ -10,16 +10,18 @@
 /// A type is known by its metadata address: metadata is never freed, so an address names one type
 /// for the life of the process. The recent answers sit in a table of atomic words read without a
 /// lock (the address with the fact in its low bits; two types may share a word, and the later
-/// evicts the earlier); every answer is also kept in a dictionary under a lock, so a program with
-/// more types than the table has words still asks the runtime once per type.
+/// evicts the earlier); every answer is also kept in a dictionary under a lock, so a type evicted
+/// is still asked about once only. The table grows to keep at most half its words in use.
 ///
 /// `@unchecked Sendable`: `all` is read and written only under `lock`; `recent` is atomic.
 final class TypeFacts: @unchecked Sendable {
-  private let recent = AtomicWordTable(minimumCount: 4_096)
+  private let recent = AtomicWordTable(minimumCount: 1_024)
   private let lock = Lock()
   /// Guarded by `lock`.
   private var all: [UInt: UInt] = [:]
   private static let factBits: UInt = 7
+  /// The largest table `recent` grows to (8 MiB): past that, types share words.
+  private static let maximumTableCount = 1 << 20
 
   init() {}
 
@@ -37,7 +39,15 @@ final class TypeFacts: @unchecked Sendable {
       // Computed outside the lock: a cast may take long, and two threads computing the same
       // fact at once agree.
       fact = compute() & Self.factBits
-      lock.withLock { all[address] = fact }
+      lock.withLock {
+        all[address] = fact
+        // At most half the table in use, so that few types share a word and keep evicting each
+        // other (a program with 10,000 service types outgrew a fixed table).
+        if all.count * 2 > recent.count, recent.count < Self.maximumTableCount {
+          recent.grow(
+            toAtLeast: all.count * 4, entries: all.lazy.map { (key: $0.key, word: $0.key | $0.value) })
+        }
+      }
     }
     recent.store(address | fact, for: address)
     return fact
