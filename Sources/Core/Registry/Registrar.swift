@@ -322,6 +322,10 @@ public final class Registrar {
   @usableFromInline
   func stage<Service>(_ registration: ServiceRegistration<Service>) -> RegistrationHandle<Service> {
     if batch.isOpen {
+      if registration.kind == .eagerSingleton { batch.hasEagerSingletons = true }
+      if registration.key.hasArguments && registration.lifetime.isShared {
+        batch.hasSharedWithArguments = true
+      }
       staged.append(registration)
     } else {
       batch.reportLateUse {
@@ -340,6 +344,8 @@ public final class Registrar {
 
   /// Turns the batch into registrations, or reports the first invalid one.
   func materialize() throws -> [AnyRegistration] {
+    // Nothing to add or check: the staged registrations are the batch as they are.
+    guard batch.hasForwards || batch.hasSharedWithArguments else { return staged }
     var result: [AnyRegistration] = []
     result.reserveCapacity(staged.count)
     for registration in staged { try registration.materialize(into: &result) }

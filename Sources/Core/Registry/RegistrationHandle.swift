@@ -68,6 +68,7 @@ public struct RegistrationHandle<Service> {
       }
       return self
     }
+    batch.hasForwards = true
     registration.forwards = registration.forwards ?? []
     registration.forwards?.append { (target: Registration<Service>) -> AnyRegistration in
       let key = ServiceKey(

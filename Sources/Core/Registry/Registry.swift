@@ -56,31 +56,41 @@ final class Registry: @unchecked Sendable {
     }
     var run = additions
     var older = previous
+    var merged = false
     while let level = older, level.ownRegistrations.count <= run.count {
       run = level.ownRegistrations + run
       older = level.older
+      merged = true
     }
-    self.init(level: run, older: older)
+    // A level of the batch alone (the first batch of a scope, or one larger than every level
+    // before it) has exactly the keys just indexed: they are not read from the registrations
+    // again, which a container of 10,000 no longer holds in the processor's cache.
+    self.init(level: run, older: older, index: merged ? nil : latest)
   }
 
   /// A level over `run`, in front of `older`.
-  private init(level run: [AnyRegistration], older: Registry?) {
+  /// `index`, if given, holds `run`'s keys with each one's newest registration.
+  private init(level run: [AnyRegistration], older: Registry?, index: KeyIndex?) {
     self.older = older
     ownRegistrations = run
 
     // Each key once, in the order it first appears, with its newest registration.
-    var latest = KeyIndex(capacity: run.count)
-    for registration in run {
-      let (position, inserted) = latest.insert(registration)
-      if !inserted { latest.newest[position] = registration }
-    }
+    let latest =
+      index
+      ?? {
+        var latest = KeyIndex(capacity: run.count)
+        for registration in run {
+          let (position, inserted) = latest.insert(registration)
+          if !inserted { latest.newest[position] = registration }
+        }
+        return latest
+      }()
 
     var entries: [KeyTable.Entry] = []
     entries.reserveCapacity(latest.newest.count)
     var groups: [GroupKey: [(name: AnyServiceName, registration: AnyRegistration)]] = [:]
     var groupOrder: [GroupKey] = []
-    for newest in latest.newest {
-      let key = newest.key
+    for (key, newest) in zip(latest.keys, latest.newest) {
       guard let name = key.name else {
         entries.append(.unnamed(service: key.service.bits, arguments: key.arguments.bits, newest))
         continue
@@ -189,6 +199,9 @@ private struct GroupKey: Hashable {
 private struct KeyIndex {
   /// One registration per distinct key, in first-appearance order.
   var newest: [AnyRegistration] = []
+  /// The key of each entry of `newest`, kept beside it: comparing and listing keys then reads
+  /// this dense array rather than each registration object.
+  private(set) var keys: [ServiceKey] = []
   /// Positions in `newest`, or -1 for an empty slot; a power of two long, at most half full.
   private var slots: [Int32]
   private let shift: UInt
@@ -199,6 +212,7 @@ private struct KeyIndex {
     slots = Array(repeating: -1, count: size)
     shift = UInt(UInt.bitWidth - size.trailingZeroBitCount)
     newest.reserveCapacity(capacity)
+    keys.reserveCapacity(capacity)
   }
 
   /// Finds `registration`'s key, or adds it with `registration`: its position in `newest`, and
@@ -212,9 +226,10 @@ private struct KeyIndex {
       if position < 0 {
         slots[slot] = Int32(truncatingIfNeeded: newest.count)
         newest.append(registration)
+        keys.append(key)
         return (newest.count - 1, true)
       }
-      if newest[position].key == key { return (position, false) }
+      if keys[position] == key { return (position, false) }
       slot = (slot + 1) & mask
     }
   }

@@ -4,7 +4,7 @@ import Strata
 /// modules unless one is an override, and no override that replaces nothing.
 struct DuplicateCheck {
   /// The batch, in load order.
-  let batch: [RegistrationDescriptor]
+  let batch: ReviewedBatch
   /// What the scope and its ancestors hold already for a key, root first.
   let existing: (ServiceKey) -> [RegistrationDescriptor]
   /// The identities of the modules known to the installation, by the name registrations record.
@@ -13,37 +13,37 @@ struct DuplicateCheck {
   /// The positions in `batch` of registrations an override replaces: left out of the batch, so
   /// that `resolveAll` returns the override alone.
   ///
-  /// Linear in the batch (times the depth of the scope chain); only keys registered more than once, or
-  /// overridden, or registered before, are looked at closely.
+  /// Linear in the batch (times the depth of the scope chain): one set insertion per registration,
+  /// and only keys registered more than once, or overridden, or registered before, are looked at
+  /// closely, through their full descriptions.
   ///
   /// - Throws: ``ModuleError`` for a duplicate, a duplicate override or a stale override.
   func replacedPositions() throws -> Set<Int> {
     var existingByKey: [ServiceKey: [RegistrationDescriptor]] = [:]
-    // The first position of each key, and the keys that need a closer look, in batch order.
-    var first: [ServiceKey: Int] = [:]
-    first.reserveCapacity(batch.count)
+    // The keys seen so far, and the keys that need a closer look, in batch order.
+    var seen: Set<ServiceKey> = []
+    seen.reserveCapacity(batch.count)
     var closer: [ServiceKey] = []
     var marked: Set<ServiceKey> = []
-    for (index, registration) in batch.enumerated() {
-      let key = registration.key
-      let isNew = first[key] == nil
-      if isNew {
-        first[key] = index
+    for index in 0..<batch.count {
+      let key = batch.key(at: index)
+      if seen.insert(key).inserted {
         let earlier = existing(key)
         if !earlier.isEmpty { existingByKey[key] = earlier }
+        // A key met for the first time needs a look only as an override or over earlier ones.
+        guard batch.isOverride(at: index) || !earlier.isEmpty else { continue }
       }
-      let needsLook = !isNew || registration.isOverride || existingByKey[key] != nil
-      if needsLook && marked.insert(key).inserted { closer.append(key) }
+      if marked.insert(key).inserted { closer.append(key) }
     }
     guard !closer.isEmpty else { return [] }
     var positions: [ServiceKey: [Int]] = [:]
-    for (index, registration) in batch.enumerated() where marked.contains(registration.key) {
-      positions[registration.key, default: []].append(index)
+    for index in 0..<batch.count where marked.contains(batch.key(at: index)) {
+      positions[batch.key(at: index), default: []].append(index)
     }
 
     var replaced: Set<Int> = []
     for key in closer {
-      let registrations = (positions[key] ?? []).map { ($0, batch[$0]) }
+      let registrations = (positions[key] ?? []).map { ($0, batch.descriptor(at: $0)) }
       let overrides = registrations.filter { $0.1.isOverride }.map(\.1)
       let plain = registrations.filter { !$0.1.isOverride }
       let earlier = existingByKey[key] ?? []

@@ -66,7 +66,7 @@ extension Scope {
           }
         },
         reviewing: { batch in
-          try DuplicateCheck(batch: batch(), existing: registrationLookup(), moduleIDs: moduleIDs)
+          try DuplicateCheck(batch: batch, existing: registrationLookup(), moduleIDs: moduleIDs)
             .replacedPositions()
         })
     } catch {
