@@ -22,6 +22,8 @@ public final class Registrar {
   var staged: [AnyRegistration] = []
   /// Open until the closure that received this registrar returns.
   let batch = RegistrationBatch()
+  /// The dependencies declared by the batch's closure factories (`dependsOn:`), kept together.
+  let declaredDependencies = DeclaredDependencyStore()
 
   init() {}
 
