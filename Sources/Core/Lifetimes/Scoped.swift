@@ -27,8 +27,14 @@ extension Registration {
   ///   and the slot given up.
   @inlinable @inline(never)
   final func fileDisposal(of instance: Service, owner: ScopeRef, slot: Int) throws {
-    guard let disposal = disposal(for: instance) else { return }
-    if let refused = owner.with({ $0.fileScopedDisposal(self, slot: slot, disposal) }) {
+    // Moved into the scope, not captured: a closure capturing the disposal would copy it (a
+    // retain and a release of the instance and of its disposer).
+    var pending = disposal(for: instance)
+    let refused = owner.with { scope -> Disposal? in
+      guard let disposal = pending.take() else { return nil }
+      return scope.fileScopedDisposal(self, slot: slot, disposal)
+    }
+    if let refused {
       throw owner.with { $0.closedWhileCreating(key, disposal: refused) }
     }
   }

@@ -17,13 +17,18 @@ struct DisposalStack: Sendable {
   /// from the disposals themselves copied them).
   private(set) var awaitsAnything = false
 
+  /// How many disposals the stack holds (kept as a count: testing `first` for `nil` copied the
+  /// disposal, a retain and a release of the instance and of its disposer).
+  private(set) var count = 0
+
   /// Whether nothing was filed.
-  var isEmpty: Bool { first == nil }
+  var isEmpty: Bool { count == 0 }
 
   /// Files `disposal` as the newest.
   mutating func push(_ disposal: consuming Disposal) {
     if disposal.isAsync { awaitsAnything = true }
-    if first == nil {
+    count += 1
+    if count == 1 {
       first = disposal
     } else if later == nil {
       later = [disposal]
@@ -35,8 +40,9 @@ struct DisposalStack: Sendable {
   /// Takes the newest disposal out; `nil` once the stack is empty. Moves it: no copy is made, so
   /// running a disposer costs no retain of the instance.
   mutating func popNewest() -> Disposal? {
+    guard count > 0 else { return nil }
+    count -= 1
     if let newest = later?.popLast() { return newest }
-    defer { first = nil }
     return first.take()
   }
 
