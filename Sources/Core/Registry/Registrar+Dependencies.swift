@@ -83,10 +83,7 @@ extension Registrar {
       key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
       lifetime: lifetime, location: location,
       dependencies: { [] }, factory: factory)  // the declaration is kept in the attributes alone
-    // The batch's store while it is open; a registration made too late (reported as such) gets its
-    // own, so that nothing published is ever appended to.
-    let store = batch.isOpen ? declaredDependencies : DeclaredDependencyStore()
-    registration.attributes.declared = store.keep(dependencies)
+    registration.attributes.declaredDependencies = dependencies
     return stage(registration)
   }
 

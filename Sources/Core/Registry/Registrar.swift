@@ -22,8 +22,6 @@ public final class Registrar {
   var staged: [AnyRegistration] = []
   /// Open until the closure that received this registrar returns.
   let batch = RegistrationBatch()
-  /// The dependencies declared by the batch's closure factories (`dependsOn:`), kept together.
-  let declaredDependencies = DeclaredDependencyStore()
 
   init() {}
 

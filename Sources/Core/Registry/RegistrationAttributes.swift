@@ -10,12 +10,8 @@ package struct RegistrationAttributes: Sendable {
   package var module: String?
   /// Whether the registration was declared an override (``RegistrationHandle/overriding()``).
   package var isOverride = false
-  /// Where the dependencies a closure factory declared (`dependsOn:`) are kept; `nil` when it
-  /// declared none.
-  var declared: DeclaredDependencies?
-
   /// The dependencies a closure factory declared (`dependsOn:`); `nil` when it declared none.
-  package var declaredDependencies: [ServiceDependency]? { declared?.list }
+  package var declaredDependencies: [ServiceDependency]?
 
   package init() {}
 
@@ -23,7 +19,7 @@ package struct RegistrationAttributes: Sendable {
   /// and override flag; its one dependency, the target, is known without a declaration.
   var forForward: RegistrationAttributes {
     var attributes = self
-    attributes.declared = nil
+    attributes.declaredDependencies = nil
     return attributes
   }
 
@@ -32,35 +28,6 @@ package struct RegistrationAttributes: Sendable {
     registration.attributes = self
     return registration
   }
-}
-
-/// The dependencies that the closure factories of one batch declared, kept together: each
-/// registration refers to its run of them, so that a batch of 10,000 keeps one array rather than
-/// 10,000 (allocated, kept and freed one by one, they were a large part of what building and
-/// freeing a big container cost once it no longer fit in the processor's cache).
-///
-/// `@unchecked Sendable`: `dependencies` is appended to only while its batch is open, by the thread
-/// running the registrar's closure, and read only through registrations published afterwards
-/// (the publication's release orders the appends before every reader).
-final class DeclaredDependencyStore: @unchecked Sendable {
-  /// No dynamic exclusivity check: only ``keep(_:)`` writes, on one thread, before any read.
-  @exclusivity(unchecked) private(set) var dependencies: [ServiceDependency] = []
-
-  /// Appends `dependencies` and returns where they are.
-  func keep(_ dependencies: [ServiceDependency]) -> DeclaredDependencies {
-    let start = self.dependencies.count
-    self.dependencies.append(contentsOf: dependencies)
-    return DeclaredDependencies(store: self, start: start, end: self.dependencies.count)
-  }
-}
-
-/// One registration's run of a ``DeclaredDependencyStore``.
-struct DeclaredDependencies: Sendable {
-  let store: DeclaredDependencyStore
-  let start: Int
-  let end: Int
-
-  var list: [ServiceDependency] { Array(store.dependencies[start..<end]) }
 }
 
 /// One dependency of a registration: the key its factory resolves, and whether it resolves it

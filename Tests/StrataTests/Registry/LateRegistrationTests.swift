@@ -25,58 +25,6 @@ import Testing
     #expect(error.hint?.contains("`Widget`") == true)
   }
 
-  /// A batch keeps the dependencies its closure factories declare together; a declaration made
-  /// through the registrar after publication must not change what the published ones read.
-  @Test func aLateDeclarationLeavesThePublishedDeclarationsAsTheyWere() throws {
-    let escaped = Escaped<Registrar>()
-    let container = try Container { registry in
-      registry.register(Consumer.self, dependsOn: [.service(Widget.self)]) { _ in
-        Consumer(dependency: Dependency(origin: "published"))
-      }
-      registry.register(Widget.self, dependsOn: []) { _ in Widget(id: 1) }
-      escaped.value = registry
-    }
-    let before = container.registrations.map { $0.edges?.map { $0.key.description } }
-    #expect(before == [["Widget"], []])
-
-    try #require(escaped.value).register(
-      Dependency.self, dependsOn: [.service(Widget.self), .service(Consumer.self)]
-    ) { _ in Dependency(origin: "late") }
-
-    #expect(container.registrations.prefix(2).map { $0.edges?.map { $0.key.description } } == before)
-    let error = try #require(resolutionError { _ = try container.resolve(Dependency.self) })
-    #expect(error.code == .invalidRegistration)
-  }
-
-  /// Threads reading published declarations while late ones are made: nothing they read is
-  /// written (under ThreadSanitizer, a shared store growing under them would be reported).
-  @Test func readersOfPublishedDeclarationsRaceNoLateDeclaration() async throws {
-    let escaped = Escaped<Registrar>()
-    let container = try Container { registry in
-      registry.register(Widget.self, dependsOn: [.service(Dependency.self)]) { _ in Widget(id: 1) }
-      escaped.value = registry
-    }
-    let registrar = try #require(escaped.value)
-    let wrong = Counter()
-    let started = Barrier(parties: 3)
-    let readers = Task.detached {
-      await runOnThreads(2) { _ in
-        started.arriveAndWait()
-        for _ in 0..<300 where container.registrations.first?.edges?.first?.key.description != "Dependency" {
-          wrong.increment()
-        }
-      }
-    }
-    started.arriveAndWait()
-    for _ in 0..<300 {
-      registrar.register(Dependency.self, dependsOn: [.service(Widget.self)]) { _ in
-        Dependency(origin: "late")
-      }
-    }
-    #expect(await readers.value)
-    #expect(wrong.value == 0)
-  }
-
   @Test func aLateRegistrationOfAnExistingKeyDoesNotLeaveTheOldOneSilentlyInPlace() throws {
     let escaped = Escaped<Registrar>()
     let container = try Container { registry in
