@@ -34,6 +34,10 @@ class AnyRegistration: @unchecked Sendable {
 
   @usableFromInline typealias DependencyKeys = @Sendable () -> [ServiceKey]?
 
+  /// Whether the registration takes runtime arguments and shares its instances, which is invalid
+  /// (a shared instance cannot depend on the arguments of the resolve that made it).
+  final var isSharedWithArguments: Bool { key.hasArguments && lifetime.isShared }
+
   /// The keys the factory resolves, if known (see ``dependencyKeys``).
   var dependencies: [ServiceKey]? { dependencyKeys() }
 

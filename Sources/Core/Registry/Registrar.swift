@@ -323,9 +323,7 @@ public final class Registrar {
   func stage<Service>(_ registration: ServiceRegistration<Service>) -> RegistrationHandle<Service> {
     if batch.isOpen {
       if registration.kind == .eagerSingleton { batch.hasEagerSingletons = true }
-      if registration.key.hasArguments && registration.lifetime.isShared {
-        batch.hasSharedWithArguments = true
-      }
+      if registration.isSharedWithArguments { batch.hasSharedWithArguments = true }
       staged.append(registration)
     } else {
       batch.reportLateUse {

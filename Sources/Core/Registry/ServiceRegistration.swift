@@ -35,7 +35,7 @@ extension Registration {
   /// Checks this staged registration and appends it, followed by its forwards, to `batch`
   /// (what `materialize(into:)` does for a ``Registration``).
   final func materializeTyped(into batch: inout [AnyRegistration]) throws {
-    if key.hasArguments && lifetime.isShared {
+    if isSharedWithArguments {
       throw ResolutionError(.sharedWithArguments(descriptor))
     }
     batch.append(self)

@@ -74,9 +74,6 @@ package struct ReviewedBatch {
     mayHoldOverrides && registrations[position].attributes.isOverride
   }
 
-  /// The module that made the registration at `position`, as it reads in messages.
-  package func module(at position: Int) -> String? { registrations[position].attributes.module }
-
   /// The full description of the registration at `position`.
   package func descriptor(at position: Int) -> RegistrationDescriptor { registrations[position].descriptor }
 }
