@@ -38,6 +38,11 @@ private struct Recorded: Module {
   }
 }
 
+/// A generic module: each specialisation is a module type of its own.
+private struct Region<Flavour>: Module {
+  func register(in registry: Registrar) {}
+}
+
 private struct PaymentsModule: Module {
   let log: EventLog
   func register(in registry: Registrar) {
@@ -129,6 +134,32 @@ private struct FailingHookModule: Module {
     #expect(log.all.filter { $0.hasPrefix("register") } == ["register eu", "register us"])
     #expect(ModuleID(Recorded.self, "eu").description == "Recorded(\"eu\")")
     #expect(ModuleID(GreetingModule.self).description == "GreetingModule")
+  }
+
+  @Test func moduleIdentitiesCompareByTypeAndParameterAndReadTheirTypesNames() async {
+    // Two specialisations of one generic module type are two modules, each named after its type.
+    #expect(ModuleID(Region<Int>.self) != ModuleID(Region<String>.self))
+    #expect(
+      Set([ModuleID(Region<Int>.self), ModuleID(Region<Int>.self), ModuleID(Region<String>.self)]).count == 2)
+    #expect(ModuleID(Region<Int>.self, 7) == ModuleID(Region<Int>.self, 7))
+    #expect(ModuleID(Region<Int>.self, 7) != ModuleID(Region<Int>.self, 8))
+    #expect(ModuleID(Region<Int>.self, 7) != ModuleID(Region<String>.self, 7))
+    #expect(ModuleID(Region<Int>.self) != ModuleID(Region<Int>.self, 7))
+    // Names are looked up once per type and shared: many tasks reading them at once agree.
+    let names = await withTaskGroup(of: [String].self) { group in
+      for _ in 0..<8 {
+        group.addTask {
+          (0..<200).map { index in
+            index.isMultiple(of: 2)
+              ? ModuleID(Region<Int>.self, index).description : ModuleID(Region<String>.self).description
+          }
+        }
+      }
+      return await group.reduce(into: Set<String>()) { $0.formUnion($1) }
+    }
+    #expect(names.contains("Region<Int>(0)") && names.contains("Region<Int>(198)"))
+    #expect(names.contains("Region<String>"))
+    #expect(names.count == 101)
   }
 
   @Test func aCycleAmongModulesIsAnErrorNamingIt() throws {

@@ -1,12 +1,19 @@
+import Synchronization
+
 /// The identity of a ``Module``: its type, and optionally a value for a module with parameters.
 ///
 /// ```swift
 /// ModuleID(PersistenceModule.self)            // PersistenceModule
 /// ModuleID(DatabaseModule.self, "eu-west")    // DatabaseModule("eu-west")
 /// ```
+///
+/// Making one is cheap (a module's `moduleID` is read several times per installation): the type's
+/// name, which only messages and ``description`` need, is looked up when it is first read and then
+/// remembered for the process.
 public struct ModuleID: Hashable, Sendable, CustomStringConvertible {
-  private let type: ObjectIdentifier
-  private let typeName: String
+  private let type: Any.Type
+  /// The name of a composition (see `init(composite:parts:)`); `nil` for a module's own type.
+  private let compositeName: String?
   private let parameter: (any Hashable & Sendable)?
 
   /// The identity of a module without parameters: its type.
@@ -17,8 +24,8 @@ public struct ModuleID: Hashable, Sendable, CustomStringConvertible {
   ///
   /// - Parameter type: The module's type.
   public init<M: Module>(_ type: M.Type) {
-    self.type = ObjectIdentifier(type)
-    self.typeName = String(describing: type)
+    self.type = type
+    self.compositeName = nil
     self.parameter = nil
   }
 
@@ -33,34 +40,37 @@ public struct ModuleID: Hashable, Sendable, CustomStringConvertible {
   ///   - type: The module's type.
   ///   - parameter: A value that tells instances of the type apart.
   public init<M: Module, Parameter: Hashable & Sendable>(_ type: M.Type, _ parameter: Parameter) {
-    self.type = ObjectIdentifier(type)
-    self.typeName = String(describing: type)
+    self.type = type
+    self.compositeName = nil
     self.parameter = parameter
   }
 
   /// An identity of its own, for a module that stands for others (see `Module.overridden(by:)`).
   init(composite name: String, parts: [ModuleID]) {
-    self.type = ObjectIdentifier(CompositeMarker.self)
-    self.typeName = name
+    self.type = CompositeMarker.self
+    self.compositeName = name
     self.parameter = parts
   }
 
   private enum CompositeMarker {}
 
+  /// The module type's name as messages show it, or the composition's name.
+  private var typeName: String { compositeName ?? TypeNames.name(of: type) }
+
   /// `PersistenceModule`, or `DatabaseModule("eu-west")` with a parameter.
   public var description: String {
-    guard let parameter else { return typeName }
-    if type == ObjectIdentifier(CompositeMarker.self) { return typeName }
+    guard let parameter, compositeName == nil else { return typeName }
     if let text = parameter as? String { return "\(typeName)(\"\(text)\")" }
     return "\(typeName)(\(parameter))"
   }
 
   public static func == (lhs: ModuleID, rhs: ModuleID) -> Bool {
-    lhs.type == rhs.type && lhs.typeName == rhs.typeName && equal(lhs.parameter, rhs.parameter)
+    ObjectIdentifier(lhs.type) == ObjectIdentifier(rhs.type) && lhs.compositeName == rhs.compositeName
+      && equal(lhs.parameter, rhs.parameter)
   }
 
   public func hash(into hasher: inout Hasher) {
-    hasher.combine(type)
+    hasher.combine(ObjectIdentifier(type))
     if let parameter { hasher.combine(AnyHashable(parameter)) }
   }
 
@@ -70,5 +80,19 @@ public struct ModuleID: Hashable, Sendable, CustomStringConvertible {
     case (let lhs?, let rhs?): AnyHashable(lhs) == AnyHashable(rhs)
     default: false
     }
+  }
+}
+
+/// The names of module types, as `String(describing:)` gives them (which reflects on the type, a
+/// few thousand instructions), each computed once for the process.
+private enum TypeNames {
+  private static let names = Mutex<[ObjectIdentifier: String]>([:])
+
+  static func name(of type: Any.Type) -> String {
+    let id = ObjectIdentifier(type)
+    if let known = names.withLock({ $0[id] }) { return known }
+    let name = String(describing: type)
+    names.withLock { $0[id] = name }
+    return name
   }
 }
