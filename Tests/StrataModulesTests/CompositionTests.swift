@@ -145,6 +145,9 @@ private struct FailingHookModule: Module {
     #expect(ModuleID(Region<Int>.self, 7) != ModuleID(Region<Int>.self, 8))
     #expect(ModuleID(Region<Int>.self, 7) != ModuleID(Region<String>.self, 7))
     #expect(ModuleID(Region<Int>.self) != ModuleID(Region<Int>.self, 7))
+    // Parameters of different types are different values, even where `AnyHashable` says equal.
+    #expect(ModuleID(Region<Int>.self, 7) != ModuleID(Region<Int>.self, 7 as UInt8))
+    #expect(Set([ModuleID(Region<Int>.self, 7), ModuleID(Region<Int>.self, 7 as UInt8)]).count == 2)
     // Names are looked up once per type and shared: many tasks reading them at once agree.
     let names = await withTaskGroup(of: [String].self) { group in
       for _ in 0..<8 {

@@ -71,15 +71,25 @@ public struct ModuleID: Hashable, Sendable, CustomStringConvertible {
 
   public func hash(into hasher: inout Hasher) {
     hasher.combine(ObjectIdentifier(type))
-    if let parameter { hasher.combine(AnyHashable(parameter)) }
+    // The parameter's own hash, not `AnyHashable`'s: boxing it costs a dynamic cast, and a
+    // dictionary of module identities rehashes every key as it grows.
+    parameter?.hash(into: &hasher)
   }
 
   private static func equal(_ lhs: (any Hashable & Sendable)?, _ rhs: (any Hashable & Sendable)?) -> Bool {
     switch (lhs, rhs) {
     case (nil, nil): true
-    case (let lhs?, let rhs?): AnyHashable(lhs) == AnyHashable(rhs)
+    case (let lhs?, let rhs?): sameValue(lhs, rhs)
     default: false
     }
+  }
+
+  /// Whether `rhs` is a `Value` equal to `lhs`: parameters of different types are different
+  /// values (unlike `AnyHashable`, which calls `1 as Int` and `1 as UInt8` equal), which keeps
+  /// equality consistent with ``hash(into:)``.
+  private static func sameValue<Value: Hashable>(_ lhs: Value, _ rhs: any Hashable & Sendable) -> Bool {
+    guard let rhs = rhs as? Value else { return false }
+    return lhs == rhs
   }
 }
 

@@ -48,7 +48,9 @@ extension Scope {
     var plan = try LoadOrder.of(modules, skipping: Set(installed))
     // Claimed under the lock, so that two threads installing one module into one scope load it once.
     plan = withInstalledModules { ids in
-      let fresh = plan.filter { !ids.contains(AnyHashable($0.moduleID)) }
+      // A set, not `ids.contains` per module: that compared every pair, boxed in `AnyHashable`.
+      let claimed = Set(ids)
+      let fresh = plan.filter { !claimed.contains(AnyHashable($0.moduleID)) }
       // A composition is recorded with its parts, so that requiring one later loads nothing.
       ids += fresh.flatMap { $0.partIDs.map(AnyHashable.init) }
       return fresh
