@@ -30,7 +30,8 @@ public struct ModuleID: Hashable, Sendable, CustomStringConvertible {
   }
 
   /// The identity of a module with parameters: its type and a value that tells its instances
-  /// apart.
+  /// apart. Two such identities are equal when their types are and their parameters are equal
+  /// values of one type (`1` and `1 as UInt8` are different parameters).
   ///
   /// ```swift
   /// var moduleID: ModuleID { ModuleID(Self.self, region) }
