@@ -77,10 +77,12 @@ public struct ServiceKey: Hashable, Sendable, CustomStringConvertible {
   }
 
   public func hash(into hasher: inout Hasher) {
-    hasher.combine(service)
-    hasher.combine(arguments)
-    hasher.combine(name?.typeID ?? 0)
-    hasher.combine(name?.valueHash ?? 0)
+    // The types as one word (the hasher's cost grows with each word combined): the argument
+    // list's bits, multiplied by an odd constant, spread over the service type's.
+    hasher.combine(service.bits ^ (arguments.bits &* 0x9E37_79B9_7F4A_7C15))
+    guard let name else { return }
+    hasher.combine(name.typeID)
+    hasher.combine(name.valueHash)
   }
 }
 

@@ -111,4 +111,24 @@ import Testing
     #expect(try container.resolveIfRegistered(Widget.self, name: channel)?.id == 1)
     #expect(try container.resolveAll(Widget.self, name: channel).map(\.id) == [1])
   }
+  @Test func keysAreEqualAndHashAlikeExactlyWhenTypeArgumentsAndNameAre() throws {
+    let container = try Container { registry in
+      registry.register(Widget.self) { _ in Widget(id: 1) }
+      registry.register(Widget.self, name: "a") { _ in Widget(id: 2) }
+      registry.register(Widget.self, name: 1) { _ in Widget(id: 3) }
+      registry.register(Widget.self) { (_, id: Int) in Widget(id: id) }
+      registry.register(Widget.self) { (_, id: Int, _: String) in Widget(id: id) }
+      registry.register(ArgumentEcho.self) { _ in ArgumentEcho(text: "") }
+    }
+    let keys = container.registrations.map(\.key)
+    #expect(Set(keys).count == 6)
+    #expect(Dictionary(keys.map { ($0, 1) }, uniquingKeysWith: +).values.allSatisfy { $0 == 1 })
+    // The same keys again, from a second container: equal and found in a set of the first ones.
+    let again = try Container { registry in
+      registry.register(Widget.self, name: 1) { _ in Widget(id: 3) }
+      registry.register(Widget.self) { (_, id: Int, _: String) in Widget(id: id) }
+    }.registrations.map(\.key)
+    #expect(again.allSatisfy { Set(keys).contains($0) })
+    #expect(Set(keys + again).count == 6)
+  }
 }
