@@ -43,7 +43,10 @@ public final class Lazy<Value>: @unchecked Sendable {
   private let creation = CreationGuard()
   private let resolved = Atomic<Bool>(false)
   /// Written once under `creation` before `resolved` is set (release); read after it is seen.
-  private var cached: Value?
+  /// Boxed, not a `Value?`: this class's methods run unspecialised, and there every use of a
+  /// `Value?` looked up `Optional<Value>`'s metadata in the runtime (about 300 instructions: three
+  /// per `Lazy`, read and freed). An optional reference needs no metadata; the box is made once.
+  private var cached: ValueBox<Value>?
 
   init(
     scope: Scope, holder: DeferredHolder?, key: ServiceKey, make: @escaping @Sendable (Scope) throws -> Value
@@ -60,12 +63,12 @@ public final class Lazy<Value>: @unchecked Sendable {
   ///   if the resolve needs this same value.
   public var value: Value {
     get throws {
-      if resolved.load(ordering: .acquiring), let cached { return cached }
+      if resolved.load(ordering: .acquiring), let cached { return cached.value }
       return try creation.withCreationLock(for: key) {
-        if resolved.load(ordering: .acquiring), let cached { return cached }
+        if resolved.load(ordering: .acquiring), let cached { return cached.value }
         guard let scope else { throw ResolutionError.scopeGone(key, holder: .lazy) }
         let value = try ResolutionNesting.nest(key, for: holder, in: scope) { try make(scope) }
-        cached = value
+        cached = ValueBox(value)
         resolved.store(true, ordering: .releasing)
         return value
       }

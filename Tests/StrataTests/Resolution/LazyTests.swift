@@ -77,4 +77,23 @@ import Testing
     #expect(optional != nil)
     #expect(runs.value == 1)
   }
+  @Test func aLazyKeepsItsValueExactlyAsLongAsItselfAndHoldsValueTypes() throws {
+    let container = try Container { registry in
+      registry.register(Widget.self) { _ in Widget(id: 7) }
+      registry.register(Int.self) { _ in 42 }
+      registry.register(String.self) { _ in String(repeating: "x", count: 40) }
+    }
+    weak var released: Widget?
+    do {
+      let lazy = container.lazy(Widget.self)
+      let widget = try lazy.value
+      released = widget
+      #expect(try lazy.value === widget)
+    }
+    #expect(released == nil, "the value a Lazy resolved is freed with the Lazy")
+    let number = container.lazy(Int.self)
+    let text = container.lazy(String.self)
+    #expect(try number.value == 42 && number.value == 42)
+    #expect(try text.value.count == 40 && text.value == String(repeating: "x", count: 40))
+  }
 }
