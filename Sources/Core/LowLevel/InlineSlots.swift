@@ -190,3 +190,22 @@ package final class ValueBox<Value> {
   @usableFromInline let value: Value
   @inlinable init(_ value: Value) { self.value = value }
 }
+
+/// `value` as `Target`, which must be its own type: how a value whose type is known only as an
+/// opened existential reaches a caller that names the type through a generic parameter.
+///
+/// Checked, not assumed: the types' identities are compared first, and a mismatch throws. (A
+/// conditional cast would do, but unspecialised its `Target?` looks up `Optional<Target>`'s
+/// metadata in the runtime each time, about 450 instructions.)
+@usableFromInline
+package func identicallyTyped<Source, Target>(_ value: Source, as _: Target.Type) throws -> Target {
+  guard Source.self == Target.self else { throw TypeMismatch(source: Source.self, target: Target.self) }
+  return unsafeBitCast(value, to: Target.self)
+}
+
+/// Thrown by ``identicallyTyped(_:as:)`` for two different types.
+package struct TypeMismatch: Error, CustomStringConvertible {
+  let source: Any.Type
+  let target: Any.Type
+  package var description: String { "\(source) is not \(target)" }
+}

@@ -126,6 +126,14 @@ protocol ImplicitDependency {
   init(implicitIn scope: Scope, holder: DeferredHolder?)
 }
 
+extension ImplicitDependency {
+  /// An instance for `scope`, as `Service`, which is this type (the caller found `Service` to
+  /// conform).
+  static func make<Service>(as _: Service.Type, in scope: Scope, holder: DeferredHolder?) throws -> Service {
+    try identicallyTyped(Self(implicitIn: scope, holder: holder), as: Service.self)
+  }
+}
+
 extension Lazy: ImplicitDependency {
   convenience init(implicitIn scope: Scope, holder: DeferredHolder?) {
     self.init(scope: scope, holder: holder, key: ServiceKey(Value.self, name: nil)) {
