@@ -30,10 +30,15 @@ func argumentListType<each Argument>(_: repeat (each Argument).Type) -> Any.Type
   return Void.self
 }
 
-/// ``argumentListType(_:)`` as the bits a registry slot stores.
+/// ``argumentListType(_:)`` as the bits a registry slot stores: 0 for no arguments (see
+/// `ServiceKey.argumentBits`), so that a lookup without arguments hashes and compares a constant
+/// rather than the address of `Void`'s metadata, which is known only once the program is loaded.
 @inlinable @inline(__always)
 func argumentListBits<each Argument>(_: repeat (each Argument).Type) -> UInt {
-  UInt(bitPattern: ObjectIdentifier(argumentListType(repeat (each Argument).self)))
+  for _ in repeat (each Argument).self {
+    return UInt(bitPattern: ObjectIdentifier(ArgumentList<repeat each Argument>.self))
+  }
+  return 0
 }
 
 /// Whether the pack `Argument…` has any element. In specialised code this is a constant.

@@ -51,6 +51,9 @@ public struct ServiceKey: Hashable, Sendable, CustomStringConvertible {
   /// Whether the key takes runtime arguments.
   public var hasArguments: Bool { arguments != .void }
 
+  /// The argument list as registry slots store it: 0 without arguments (see `argumentListBits`).
+  var argumentBits: UInt { hasArguments ? arguments.bits : 0 }
+
   /// Whether the key carries a name.
   public var isNamed: Bool { name != nil }
 

@@ -114,7 +114,7 @@ struct KeyTable: ~Copyable {
   func latest(for key: ServiceKey) -> AnyRegistration? {
     guard
       let slot = slot(
-        service: key.service.bits, arguments: key.arguments.bits, nameType: key.name?.typeID ?? 0)
+        service: key.service.bits, arguments: key.argumentBits, nameType: key.name?.typeID ?? 0)
     else { return nil }
     guard let name = key.name else { return slot.registration?.takeUnretainedValue() }
     return slot.names?.takeUnretainedValue().latest(for: name)

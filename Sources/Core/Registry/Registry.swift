@@ -92,10 +92,10 @@ final class Registry: @unchecked Sendable {
     var groupOrder: [GroupKey] = []
     for (key, newest) in zip(latest.keys, latest.newest) {
       guard let name = key.name else {
-        entries.append(.unnamed(service: key.service.bits, arguments: key.arguments.bits, newest))
+        entries.append(.unnamed(service: key.service.bits, arguments: key.argumentBits, newest))
         continue
       }
-      let groupKey = GroupKey(service: key.service.bits, arguments: key.arguments.bits, nameType: name.typeID)
+      let groupKey = GroupKey(service: key.service.bits, arguments: key.argumentBits, nameType: name.typeID)
       if groups[groupKey] == nil { groupOrder.append(groupKey) }
       groups[groupKey, default: []].append((name, newest))
     }

@@ -59,7 +59,8 @@ extension LowLevel {
   /// its own registration, a missing key finds nothing, however the keys collide, and a name is only
   /// ever compared with names of its own type.
   @Suite struct KeyTableTests {
-    private static let void = UInt(bitPattern: ObjectIdentifier(Void.self))
+    /// No runtime arguments, as registry slots and lookups spell it (`argumentListBits`).
+    private static let void: UInt = 0
 
     /// A registration of `service` under `name`, made for a table (its factory never runs).
     private static func registration(
