@@ -165,6 +165,29 @@ private struct FailingHookModule: Module {
     #expect(names.count == 101)
   }
 
+  @Test func typeNamesLookedUpForTheFirstTimeFromManyThreadsAtOnceAgree() async {
+    // Types no other test names, so that the first lookups (the cache's writes) race.
+    let identities = [
+      ModuleID(Region<Int8>.self), ModuleID(Region<Int16>.self), ModuleID(Region<Int32>.self),
+      ModuleID(Region<Int64>.self), ModuleID(Region<UInt8>.self), ModuleID(Region<UInt16>.self),
+      ModuleID(Region<UInt32>.self), ModuleID(Region<UInt64>.self), ModuleID(Region<Float>.self),
+      ModuleID(Region<Double>.self), ModuleID(Region<Bool>.self), ModuleID(Region<Character>.self),
+    ]
+    let seen = await withTaskGroup(of: [String].self) { group in
+      for task in 0..<8 {
+        group.addTask {
+          (0..<identities.count).map { identities[($0 * 5 + task) % identities.count].description }
+        }
+      }
+      return await group.reduce(into: [String: Int]()) { counts, names in
+        for name in names { counts[name, default: 0] += 1 }
+      }
+    }
+    #expect(seen.count == identities.count)
+    #expect(seen.values.allSatisfy { $0 == 8 })
+    #expect(seen["Region<Character>"] == 8 && seen["Region<UInt16>"] == 8)
+  }
+
   @Test func aCycleAmongModulesIsAnErrorNamingIt() throws {
     let log = EventLog()
     let third = Recorded(name: "c", required: [Recorded(name: "a", log: log)], log: log)

@@ -16,21 +16,21 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: the only state is the `pthread_mutex_t` in ``MutexStorage``, which is
 /// made to be shared between threads (see there).
-struct Lock: @unchecked Sendable {
+package struct Lock: @unchecked Sendable {
   private let storage = MutexStorage.make()
 
-  init() {}
+  package init() {}
 
-  func lock() { storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_lock($0) } }
+  package func lock() { storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_lock($0) } }
 
   /// Takes the lock if nobody holds it; returns whether it did.
-  func tryLock() -> Bool {
+  package func tryLock() -> Bool {
     storage.withUnsafeMutablePointerToElements { pthread_mutex_trylock($0) == 0 }
   }
 
-  func unlock() { storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_unlock($0) } }
+  package func unlock() { storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_unlock($0) } }
 
-  func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+  package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
     lock()
     defer { unlock() }
     return try body()

@@ -1,4 +1,4 @@
-import Synchronization
+import Strata
 
 /// The identity of a ``Module``: its type, and optionally a value for a module with parameters.
 ///
@@ -96,14 +96,20 @@ public struct ModuleID: Hashable, Sendable, CustomStringConvertible {
 
 /// The names of module types, as `String(describing:)` gives them (which reflects on the type, a
 /// few thousand instructions), each computed once for the process.
-private enum TypeNames {
-  private static let names = Mutex<[ObjectIdentifier: String]>([:])
+///
+/// `@unchecked Sendable`: `names` is read and written only under `lock`. (Strata's `Lock`, a
+/// pthread mutex, rather than `Mutex`: ThreadSanitizer does not see the ordering of the
+/// prebuilt `Synchronization` module's lock, and reported its guarded writes as a race.)
+private final class TypeNames: @unchecked Sendable {
+  private static let shared = TypeNames()
+  private let lock = Lock()
+  private var names: [ObjectIdentifier: String] = [:]
 
   static func name(of type: Any.Type) -> String {
     let id = ObjectIdentifier(type)
-    if let known = names.withLock({ $0[id] }) { return known }
+    if let known = shared.lock.withLock({ shared.names[id] }) { return known }
     let name = String(describing: type)
-    names.withLock { $0[id] = name }
+    shared.lock.withLock { shared.names[id] = name }
     return name
   }
 }
