@@ -35,10 +35,8 @@ func argumentListType<each Argument>(_: repeat (each Argument).Type) -> Any.Type
 /// rather than the address of `Void`'s metadata, which is known only once the program is loaded.
 @inlinable @inline(__always)
 func argumentListBits<each Argument>(_: repeat (each Argument).Type) -> UInt {
-  for _ in repeat (each Argument).self {
-    return UInt(bitPattern: ObjectIdentifier(ArgumentList<repeat each Argument>.self))
-  }
-  return 0
+  guard hasArguments(repeat (each Argument).self) else { return 0 }
+  return UInt(bitPattern: ObjectIdentifier(argumentListType(repeat (each Argument).self)))
 }
 
 /// Whether the pack `Argument…` has any element. In specialised code this is a constant.
