@@ -31,10 +31,11 @@ import Synchronization
 /// handle the error, or resolve the service once at start-up to rule the failure out.
 @propertyWrapper
 public struct Injected<Value>: Sendable {
-  private let storage: InjectionStorage<Value>
+  @usableFromInline let storage: InjectionStorage<Value>
 
   /// Resolves on first access from the scope current now, or, if none is, from the scope current
   /// at that first access.
+  @inlinable
   public init() {
     storage = InjectionStorage(scope: Scope.current) { try $0.resolve(Value.self) }
   }
@@ -42,6 +43,7 @@ public struct Injected<Value>: Sendable {
   /// Resolves from `scope` on first access.
   ///
   /// - Parameter scope: The scope to resolve from, such as the container.
+  @inlinable
   public init(from scope: Scope) {
     storage = InjectionStorage(scope: scope) { try $0.resolve(Value.self) }
   }
@@ -52,6 +54,7 @@ public struct Injected<Value>: Sendable {
   /// - Parameters:
   ///   - name: The name the service was registered with.
   ///   - scope: The scope to resolve from; `nil` for the current scope.
+  @inlinable
   public init<Name: Hashable & Sendable>(name: Name?, from scope: Scope? = nil) {
     storage = InjectionStorage(scope: scope ?? Scope.current) { try $0.resolve(Value.self, name: name) }
   }
@@ -59,6 +62,7 @@ public struct Injected<Value>: Sendable {
   /// Uses `wrappedValue` and never resolves.
   ///
   /// - Parameter wrappedValue: The value the property holds.
+  @inlinable
   public init(wrappedValue: Value) {
     storage = InjectionStorage(value: wrappedValue)
   }
@@ -66,17 +70,24 @@ public struct Injected<Value>: Sendable {
   /// The injected instance, resolved on first access.
   ///
   /// Traps with the resolution error's message if resolving fails; see the type's discussion.
+  @inlinable
   public var wrappedValue: Value {
     do {
       return try storage.value()
     } catch {
-      // The one documented trap: a property wrapper's getter cannot throw. `$property.resolve()`
-      // is the throwing access, and resolving once at start-up rules this out.
-      fatalError("@Injected \(Value.self): \(error)")
+      Self.trap(error)
     }
   }
 
+  /// The one documented trap: a property wrapper's getter cannot throw. `$property.resolve()` is
+  /// the throwing access, and resolving once at start-up rules this out.
+  @usableFromInline
+  static func trap(_ error: any Error) -> Never {
+    fatalError("@Injected \(Value.self): \(error)")
+  }
+
   /// Throwing access to the injected instance: `try $repository.resolve()`.
+  @inlinable
   public var projectedValue: Injection<Value> { Injection(storage: storage) }
 }
 
@@ -90,13 +101,17 @@ public struct Injected<Value>: Sendable {
 /// }
 /// ```
 public struct Injection<Value>: Sendable {
-  fileprivate let storage: InjectionStorage<Value>
+  @usableFromInline let storage: InjectionStorage<Value>
+
+  @inlinable
+  init(storage: InjectionStorage<Value>) { self.storage = storage }
 
   /// The injected instance, resolving it on first use.
   ///
   /// - Returns: The instance, kept for later accesses.
   /// - Throws: ``ResolutionError`` if resolving fails (including when no scope is current); a
   ///   later access tries again.
+  @inlinable
   public func resolve() throws -> Value { try storage.value() }
 
   /// Whether the instance has been resolved (or was given to the initializer).
@@ -107,19 +122,25 @@ public struct Injection<Value>: Sendable {
 ///
 /// `@unchecked Sendable`: `cached` is written once under `creation` before `resolved` is set
 /// (release), and read after `resolved` is seen (acquire), as in ``Lazy``.
+///
+/// Read through inlinable code, specialised where `Value` is known: unspecialised, every read of a
+/// `Value?` looked up `Optional<Value>`'s metadata in the runtime (about 325 instructions per
+/// property access). The value is boxed for the same reason (see ``Lazy``).
+@usableFromInline
 final class InjectionStorage<Value>: @unchecked Sendable {
   /// Weak, so that an instance holding the property does not keep its own scope alive.
-  private weak let scope: Scope?
+  @usableFromInline weak let scope: Scope?
   /// The shared registration whose factory made the holder of this property, if any: reading it
   /// obeys that instance's lifetime rules. Weak, as in ``Lazy``.
-  private let holder: DeferredHolder?
+  @usableFromInline let holder: DeferredHolder?
   /// Whether a scope was given (or current) at creation; if it is gone, reading fails.
-  private let hadScope: Bool
-  private let make: (@Sendable (Scope) throws -> Value)?
-  private let creation = CreationGuard()
-  private let resolved = Atomic<Bool>(false)
-  private var cached: Value?
+  @usableFromInline let hadScope: Bool
+  @usableFromInline let make: (@Sendable (Scope) throws -> Value)?
+  @usableFromInline let creation = CreationGuard()
+  @usableFromInline let resolved = Atomic<Bool>(false)
+  @usableFromInline var cached: ValueBox<Value>?
 
+  @usableFromInline
   init(scope: Scope?, make: @escaping @Sendable (Scope) throws -> Value) {
     self.scope = scope
     self.holder = scope?.deferredHolder
@@ -127,30 +148,48 @@ final class InjectionStorage<Value>: @unchecked Sendable {
     self.make = make
   }
 
+  @inlinable
   init(value: Value) {
     self.scope = nil
     self.holder = nil
     self.hadScope = false
     self.make = nil
-    self.cached = value
+    self.cached = ValueBox(value)
     resolved.store(true, ordering: .releasing)
   }
 
   var isResolved: Bool { resolved.load(ordering: .acquiring) }
 
+  @inlinable
   func value() throws -> Value {
-    if resolved.load(ordering: .acquiring), let cached { return cached }
+    if resolved.load(ordering: .acquiring), let cached { return cached.value }
+    return try resolveOnce()
+  }
+
+  /// The first access's resolve (specialised, never inlined: see the type's discussion).
+  @inlinable @inline(never)
+  func resolveOnce() throws -> Value {
     let key = ServiceKey(Value.self, name: nil)
     return try creation.withCreationLock(for: key) {
-      if resolved.load(ordering: .acquiring), let cached { return cached }
-      if hadScope && scope == nil { throw ResolutionError.scopeGone(key, holder: .injected) }
+      if resolved.load(ordering: .acquiring), let cached { return cached.value }
+      if hadScope && scope == nil { throw Self.scopeGone(key) }
       guard let make, let scope = scope ?? Scope.current else {
-        throw ResolutionError(.injectedWithoutScope(key))
+        throw Self.withoutScope(key)
       }
       let value = try ResolutionNesting.nest(key, for: holder, in: scope) { try make(scope) }
-      cached = value
+      cached = ValueBox(value)
       resolved.store(true, ordering: .releasing)
       return value
     }
+  }
+
+  @usableFromInline
+  static func scopeGone(_ key: ServiceKey) -> ResolutionError {
+    ResolutionError.scopeGone(key, holder: .injected)
+  }
+
+  @usableFromInline
+  static func withoutScope(_ key: ServiceKey) -> ResolutionError {
+    ResolutionError(.injectedWithoutScope(key))
   }
 }

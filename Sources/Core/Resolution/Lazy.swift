@@ -31,23 +31,24 @@ import Synchronization
 /// `@unchecked Sendable`: `cached` is read and written only under `lock`.
 public final class Lazy<Value>: @unchecked Sendable {
   /// Weak: see the type's discussion.
-  private weak let scope: Scope?
+  @usableFromInline weak let scope: Scope?
   /// The shared registration whose instance this was made for, if any: its resolve obeys that
   /// instance's lifetime rules. Weak: the instance may hold this `Lazy`, and the registration
   /// holds the instance.
-  private let holder: DeferredHolder?
-  private let key: ServiceKey
-  private let make: @Sendable (Scope) throws -> Value
+  @usableFromInline let holder: DeferredHolder?
+  @usableFromInline let key: ServiceKey
+  @usableFromInline let make: @Sendable (Scope) throws -> Value
   /// The once-guard: no plain lock is held while the resolve runs, and a thread that re-enters
   /// the `Lazy` it is resolving, or two threads waiting on each other, get a cycle error.
-  private let creation = CreationGuard()
-  private let resolved = Atomic<Bool>(false)
+  @usableFromInline let creation = CreationGuard()
+  @usableFromInline let resolved = Atomic<Bool>(false)
   /// Written once under `creation` before `resolved` is set (release); read after it is seen.
   /// Boxed, not a `Value?`: this class's methods run unspecialised, and there every use of a
   /// `Value?` looked up `Optional<Value>`'s metadata in the runtime (about 300 instructions: three
   /// per `Lazy`, read and freed). An optional reference needs no metadata; the box is made once.
-  private var cached: ValueBox<Value>?
+  @usableFromInline var cached: ValueBox<Value>?
 
+  @usableFromInline
   init(
     scope: Scope, holder: DeferredHolder?, key: ServiceKey, make: @escaping @Sendable (Scope) throws -> Value
   ) {
@@ -62,18 +63,29 @@ public final class Lazy<Value>: @unchecked Sendable {
   /// - Throws: ``ResolutionError`` if resolving fails (the next read tries again), or a `cycle`
   ///   if the resolve needs this same value.
   public var value: Value {
-    get throws {
+    @inlinable get throws {
       if resolved.load(ordering: .acquiring), let cached { return cached.value }
-      return try creation.withCreationLock(for: key) {
-        if resolved.load(ordering: .acquiring), let cached { return cached.value }
-        guard let scope else { throw ResolutionError.scopeGone(key, holder: .lazy) }
-        let value = try ResolutionNesting.nest(key, for: holder, in: scope) { try make(scope) }
-        cached = ValueBox(value)
-        resolved.store(true, ordering: .releasing)
-        return value
-      }
+      return try resolveOnce()
     }
   }
+
+  /// The first read's resolve. Inlinable (though never inlined) so that it is specialised where
+  /// `Value` is known: unspecialised, making the `ValueBox<Value>` looked up its metadata in the
+  /// runtime (about 325 instructions) for every `Lazy` read for the first time.
+  @inlinable @inline(never)
+  final func resolveOnce() throws -> Value {
+    try creation.withCreationLock(for: key) {
+      if resolved.load(ordering: .acquiring), let cached { return cached.value }
+      guard let scope else { throw scopeGone() }
+      let value = try ResolutionNesting.nest(key, for: holder, in: scope) { try make(scope) }
+      cached = ValueBox(value)
+      resolved.store(true, ordering: .releasing)
+      return value
+    }
+  }
+
+  @usableFromInline
+  final func scopeGone() -> ResolutionError { ResolutionError.scopeGone(key, holder: .lazy) }
 
   /// Whether ``value`` has been resolved.
   public var isResolved: Bool { resolved.load(ordering: .acquiring) }
@@ -95,11 +107,12 @@ public final class Lazy<Value>: @unchecked Sendable {
 /// scope alive: called after the scope was freed, it throws ``ResolutionError/Code/scopeClosed``.
 public struct Provider<Value>: Sendable {
   /// Weak: see ``Lazy``.
-  private weak let scope: Scope?
+  @usableFromInline weak let scope: Scope?
   /// As ``Lazy``'s: the shared registration whose instance this was made for, if any.
   private let holder: DeferredHolder?
   private let make: @Sendable (Scope) throws -> Value
 
+  @usableFromInline
   init(scope: Scope, holder: DeferredHolder?, make: @escaping @Sendable (Scope) throws -> Value) {
     self.scope = scope
     self.holder = holder
@@ -122,6 +135,7 @@ public struct Provider<Value>: Sendable {
 }
 
 /// A type Strata builds by itself when asked for and not registered: ``Lazy`` and ``Provider``.
+@usableFromInline
 protocol ImplicitDependency {
   init(implicitIn scope: Scope, holder: DeferredHolder?)
 }
@@ -129,12 +143,14 @@ protocol ImplicitDependency {
 extension ImplicitDependency {
   /// An instance for `scope`, as `Service`, which is this type (the caller found `Service` to
   /// conform).
+  @inlinable
   static func make<Service>(as _: Service.Type, in scope: Scope, holder: DeferredHolder?) throws -> Service {
     try identicallyTyped(Self(implicitIn: scope, holder: holder), as: Service.self)
   }
 }
 
 extension Lazy: ImplicitDependency {
+  @inlinable
   convenience init(implicitIn scope: Scope, holder: DeferredHolder?) {
     self.init(scope: scope, holder: holder, key: ServiceKey(Value.self, name: nil)) {
       try $0.resolve(Value.self)
@@ -143,6 +159,7 @@ extension Lazy: ImplicitDependency {
 }
 
 extension Provider: ImplicitDependency {
+  @inlinable
   init(implicitIn scope: Scope, holder: DeferredHolder?) {
     self.init(scope: scope, holder: holder) { try $0.resolve(Value.self) }
   }
@@ -154,6 +171,7 @@ extension Provider: ImplicitDependency {
 /// that runs through them (`A` → `B` → `Lazy<A>.value` → `A` → …); this per-thread count, and the
 /// stack check every top-level resolve makes, turn what would be a stack overflow into an error,
 /// which reads as a `cycle` when its path repeats a key.
+@usableFromInline
 enum ResolutionNesting {
   /// Nested lazy resolves allowed on one thread. Each holds its once-guard while it resolves;
   /// ThreadSanitizer's deadlock detector handles at most 64 locks held by one thread, and hangs
@@ -173,6 +191,7 @@ enum ResolutionNesting {
   /// ``nest(_:_:)`` for a `Lazy`, `Provider` or `@Injected` made for `holder`'s instance in
   /// `scope`: as inside its factory, the lifetime rules apply to it (see `Scope.owningScope`), and
   /// `scope` is the current one. Without a holder (the common case), only the nesting is counted.
+  @usableFromInline
   static func nest<Result>(
     _ key: ServiceKey, for holder: DeferredHolder?, in scope: Scope, _ body: () throws -> Result
   ) throws -> Result {

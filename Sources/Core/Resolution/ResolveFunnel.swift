@@ -177,7 +177,7 @@ extension Resolver {
 
   /// An unnamed resolve without arguments that found no registration: a ``Lazy`` or ``Provider``
   /// the container builds by itself, or a `notRegistered` error.
-  @usableFromInline
+  @inlinable @inline(never)
   borrowing func resolveImplicit<Service>(_ type: Service.Type) throws -> Service {
     guard let implicit = Service.self as? any ImplicitDependency.Type else {
       throw missing(ServiceKey(Service.self, name: nil))

@@ -127,6 +127,7 @@ extension Resolver {
   /// ```swift
   /// registry.register(Parent.self) { resolver in Parent(child: resolver.lazy(Child.self)) }
   /// ```
+  @inlinable
   public borrowing func lazy<Service>(_ type: Service.Type = Service.self) -> Lazy<Service> {
     Lazy(scope: currentScope, holder: deferredHolder, key: ServiceKey(Service.self, name: nil)) {
       try $0.resolve(Service.self)
@@ -138,12 +139,14 @@ extension Resolver {
   /// ```swift
   /// registry.register(Worker.self) { resolver in Worker(makeJob: resolver.provider(Job.self)) }
   /// ```
+  @inlinable
   public borrowing func provider<Service>(_ type: Service.Type = Service.self) -> Provider<Service> {
     Provider(scope: currentScope, holder: deferredHolder) { try $0.resolve(Service.self) }
   }
 
   /// The shared registration a ``Lazy`` or ``Provider`` made now is made for: the instance this
   /// resolve builds, or the one whose factory made this scope current.
+  @usableFromInline
   var deferredHolder: DeferredHolder? {
     DeferredHolder.link(to: captor ?? ThreadContext.ambientHolder(resolvingIn: scope))
   }

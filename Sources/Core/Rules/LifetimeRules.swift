@@ -75,6 +75,7 @@ package enum LifetimeRules {
 /// Made only for singleton and weak holders, so that the common `Lazy` or `Provider` (made for a
 /// transient or scoped service) carries no weak reference at all. The reference is weak because
 /// the holder's instance may keep the `Lazy`, and the registration keeps the instance.
+@usableFromInline
 final class DeferredHolder: Sendable {
   weak let registration: AnyRegistration?
 

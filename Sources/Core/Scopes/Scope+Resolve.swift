@@ -115,6 +115,7 @@ extension Scope {
   /// let report = container.lazy(ReportGenerator.self)
   /// if needed { try report.value.generate() }
   /// ```
+  @inlinable
   public final func lazy<Service>(_ type: Service.Type = Service.self) -> Lazy<Service> {
     Lazy(scope: self, holder: deferredHolder, key: ServiceKey(Service.self, name: nil)) {
       try $0.resolve(Service.self)
@@ -127,12 +128,14 @@ extension Scope {
   /// let makeJob = container.provider(Job.self)
   /// let first = try makeJob(), second = try makeJob()
   /// ```
+  @inlinable
   public final func provider<Service>(_ type: Service.Type = Service.self) -> Provider<Service> {
     Provider(scope: self, holder: deferredHolder) { try $0.resolve(Service.self) }
   }
 
   /// The shared registration whose factory runs for this scope on this thread, if any: what a
   /// ``Lazy``, ``Provider`` or ``Injected`` made now is made for.
+  @usableFromInline
   final var deferredHolder: DeferredHolder? {
     DeferredHolder.link(to: ThreadContext.ambientHolder(resolvingIn: ScopeRef(self)))
   }
