@@ -198,4 +198,27 @@ private struct SecondModule: Module {
     }
     #expect(forward.exportGraph(as: .mermaid).contains("n1 --> n0"))
   }
+
+  /// A quote in a scope tag and a line break in a name stay inside their label in every format.
+  @Test func quotesAndLineBreaksInNamesAndTagsStayInsideTheirLabels() throws {
+    let container = try Container { registry in
+      registry.register(Clock.self, lifetime: .scoped(ScopeTag("we\"ird")), dependsOn: []) { _ in Clock() }
+      registry.register(Mailer.self, name: "two\nlines", dependsOn: []) { _ in Mailer() }
+    }
+    let dot = container.exportGraph(as: .dot)
+    #expect(dot.contains(#"scoped(.we\"ird)"#))
+    let mermaid = container.exportGraph(as: .mermaid)
+    #expect(mermaid.contains("two<br/>lines"))
+    let text = container.exportGraph(as: .text)
+    #expect(text.contains(#"two\nlines"#))
+    for export in [dot, mermaid, text] {
+      #expect(!export.contains("two\nlines"))
+      #expect(!export.split(separator: "\n").contains { $0.hasPrefix("lines") })
+    }
+    // Every DOT line holds its quotes in pairs.
+    for line in dot.split(separator: "\n") {
+      let unescaped = line.replacing(#"\\"#, with: "").replacing(#"\""#, with: "")
+      #expect(unescaped.filter { $0 == "\"" }.count % 2 == 0, "\(line)")
+    }
+  }
 }

@@ -62,7 +62,7 @@ private final class MutexStorage: ManagedBuffer<Void, pthread_mutex_t> {
 
 /// An identifier of the calling thread, never 0.
 @usableFromInline
-func currentThreadID() -> UInt {
+package func currentThreadID() -> UInt {
   #if canImport(Darwin)
     return UInt(bitPattern: pthread_self())
   #else

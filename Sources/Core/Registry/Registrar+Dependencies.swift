@@ -92,7 +92,7 @@ extension Registrar {
 
   /// Attributes the registrations staged from `start` on to `module` (where no module is recorded
   /// yet), and marks them as overrides if `isOverride`.
-  package func attribute(from start: Int, toModule module: String, isOverride: Bool) {
+  package func attribute(from start: Int, toModule module: ModuleAttribution, isOverride: Bool) {
     if isOverride { batch.hasOverrides = true }
     for entry in staged[min(start, staged.count)...] {
       if entry.attributes.module == nil { entry.attributes.module = module }

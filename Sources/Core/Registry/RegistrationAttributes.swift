@@ -5,9 +5,9 @@
 /// Set on a staged registration before its batch is published, and copied onto the registration
 /// when the batch is materialized; never written afterwards.
 package struct RegistrationAttributes: Sendable {
-  /// The module whose `register(in:)` made the registration, as it reads in messages; `nil` for a
-  /// registration made outside any module.
-  package var module: String?
+  /// The module whose `register(in:)` made the registration; `nil` for a registration made
+  /// outside any module.
+  package var module: ModuleAttribution?
   /// Whether the registration was declared an override (``RegistrationHandle/overriding()``).
   package var isOverride = false
   /// The dependencies a closure factory declared (`dependsOn:`); `nil` when it declared none.
@@ -28,6 +28,28 @@ package struct RegistrationAttributes: Sendable {
     registration.attributes = self
     return registration
   }
+}
+
+/// The module that made a registration: compared by the module's identity, shown by its name.
+///
+/// Two modules can read alike (two nested types named `Feature`, or parameters `1` and
+/// `UInt8(1)`) and still be two modules; duplicates are found by identity, not by name.
+package struct ModuleAttribution: Hashable, Sendable {
+  /// How the module reads in messages.
+  package let name: String
+  /// The module's identity (a `ModuleID` in `StrataModules`).
+  package let identity: any Hashable & Sendable
+
+  package init(name: String, identity: any Hashable & Sendable) {
+    self.name = name
+    self.identity = identity
+  }
+
+  package static func == (lhs: Self, rhs: Self) -> Bool {
+    AnyHashable(lhs.identity) == AnyHashable(rhs.identity)
+  }
+
+  package func hash(into hasher: inout Hasher) { AnyHashable(identity).hash(into: &hasher) }
 }
 
 /// One dependency of a registration: the key its factory resolves, and whether it resolves it
@@ -151,7 +173,10 @@ extension RegistrationDescriptor {
   /// ```swift
   /// let byModule = Dictionary(grouping: container.registrations, by: { $0.module ?? "-" })
   /// ```
-  public var module: String? { attributes.module }
+  public var module: String? { attributes.module?.name }
+
+  /// The module that registered it, compared by identity (two modules may read alike).
+  package var moduleAttribution: ModuleAttribution? { attributes.module }
 
   /// Whether it was declared an override of a registration of the same key
   /// (``RegistrationHandle/overriding()``).

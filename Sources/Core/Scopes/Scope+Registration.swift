@@ -26,7 +26,8 @@ extension Scope {
   /// through a ``ReviewedBatch`` and returns the positions of those to leave out, or throws to
   /// publish nothing.
   package func register(
-    _ build: (Registrar) throws -> Void, reviewing review: (ReviewedBatch) throws -> Set<Int>
+    _ build: (Registrar) throws -> Void, reviewing review: (ReviewedBatch) throws -> Set<Int>,
+    published: () -> Void = {}
   ) throws {
     let registrar = Registrar()
     let additions: [AnyRegistration]
@@ -46,6 +47,7 @@ extension Scope {
     }
     // From here on, a registrar or handle kept past `build` reports its late use.
     registrar.batch.close(publishedTo: self)
+    published()
     guard registrar.batch.hasEagerSingletons else { return }
     for registration in additions where registration.kind == .eagerSingleton {
       try registration.createEagerly(in: self)

@@ -7,8 +7,6 @@ struct DuplicateCheck {
   let batch: ReviewedBatch
   /// What the scope and its ancestors hold already for a key, root first.
   let existing: (ServiceKey) -> [RegistrationDescriptor]
-  /// The identities of the modules known to the installation, by the name registrations record.
-  let moduleIDs: [String: ModuleID]
 
   /// The positions in `batch` of registrations an override replaces: left out of the batch, so
   /// that `resolveAll` returns the override alone.
@@ -60,8 +58,12 @@ struct DuplicateCheck {
         }
         replaced.formUnion(plain.map(\.0))
       } else if let added = plain.first?.1,
-        let clash = earlier.last(where: { $0.module != nil && $0.module != added.module && !$0.isOverride })
-          ?? earlier.last(where: { $0.module != nil && $0.module != added.module })
+        let clash = earlier.last(where: {
+          $0.moduleAttribution != nil && $0.moduleAttribution != added.moduleAttribution && !$0.isOverride
+        })
+          ?? earlier.last(where: {
+            $0.moduleAttribution != nil && $0.moduleAttribution != added.moduleAttribution
+          })
       {
         throw error(.duplicateRegistration, key, clash, added)
       }
@@ -74,7 +76,7 @@ struct DuplicateCheck {
     -> (RegistrationDescriptor, RegistrationDescriptor)?
   {
     guard let first = registrations.first,
-      let second = registrations.first(where: { $0.module != first.module })
+      let second = registrations.first(where: { $0.moduleAttribution != first.moduleAttribution })
     else { return nil }
     return (first, second)
   }
@@ -88,9 +90,8 @@ struct DuplicateCheck {
       sites: [first.registeredAt, second.registeredAt])
   }
 
-  /// The module of a registration as an identity for the error (registrations record the name).
+  /// The module of a registration, for the error.
   private func id(_ registration: RegistrationDescriptor) -> ModuleID {
-    let name = registration.module ?? "(no module)"
-    return moduleIDs[name] ?? ModuleID(composite: name, parts: [])
+    registration.moduleAttribution?.identity as? ModuleID ?? ModuleID(composite: "(no module)", parts: [])
   }
 }

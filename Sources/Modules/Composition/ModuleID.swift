@@ -113,3 +113,8 @@ private final class TypeNames: @unchecked Sendable {
     return name
   }
 }
+
+extension ModuleID {
+  /// This module as registrations record it: by identity, with its name for messages.
+  var attribution: ModuleAttribution { ModuleAttribution(name: description, identity: self) }
+}

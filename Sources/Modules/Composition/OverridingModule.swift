@@ -32,22 +32,35 @@ struct OverridingModule: Module {
 
   var requires: [any Module] { base.requires + replacements.flatMap(\.requires) }
 
-  func register(in registry: Registrar) {
-    var start = registry.stagedCount
-    base.register(in: registry)
-    registry.attribute(from: start, toModule: base.moduleID.description, isOverride: false)
+  func register(in registry: Registrar) { register(in: registry, skipping: []) }
+
+  /// Registers the base, unless it is in `loaded` (installed already, or loaded earlier in this
+  /// installation: a composition counts as its parts, and a module is never loaded twice), then
+  /// the replacements as overrides.
+  ///
+  /// The replacements always register: they are what the composition is for.
+  func register(in registry: Registrar, skipping loaded: Set<ModuleID>) {
+    if !loaded.contains(base.moduleID) {
+      let start = registry.stagedCount
+      base.register(in: registry, skipping: loaded)
+      registry.attribute(from: start, toModule: base.moduleID.attribution, isOverride: false)
+    }
     for replacement in replacements {
-      start = registry.stagedCount
-      replacement.register(in: registry)
-      registry.attribute(from: start, toModule: replacement.moduleID.description, isOverride: true)
+      let start = registry.stagedCount
+      replacement.register(in: registry, skipping: loaded)
+      registry.attribute(from: start, toModule: replacement.moduleID.attribution, isOverride: true)
     }
   }
 
-  var partIDs: [ModuleID] { [moduleID, base.moduleID] + replacements.flatMap(\.partIDs) }
+  /// Its own identity and its parts', nested compositions' parts included.
+  var partIDs: [ModuleID] { [moduleID] + base.partIDs + replacements.flatMap(\.partIDs) }
 
-  func loaded(in scope: Scope) throws {
-    try base.loaded(in: scope)
-    for replacement in replacements { try replacement.loaded(in: scope) }
+  func loaded(in scope: Scope) throws { try loaded(in: scope, skipping: []) }
+
+  /// Runs the hooks of the parts `register(in:skipping:)` loaded.
+  func loaded(in scope: Scope, skipping loaded: Set<ModuleID>) throws {
+    if !loaded.contains(base.moduleID) { try base.loaded(in: scope, skipping: loaded) }
+    for replacement in replacements { try replacement.loaded(in: scope, skipping: loaded) }
   }
 }
 

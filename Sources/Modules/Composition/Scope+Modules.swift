@@ -39,50 +39,63 @@ extension Scope {
   ///   a failing hook; `ResolutionError` for an invalid registration or a failing eager singleton.
   ///   Nothing is registered after any of these but a failing hook or eager singleton.
   public func install(_ modules: [any Module]) throws {
-    var installed: [ModuleID] = []
+    // One installation at a time, up to its publication: a second thread installing a module the
+    // first is loading waits for it and then finds it installed, rather than returning before
+    // the module's registrations are visible.
+    let plan = try ModuleInstallation.exclusively { try installRegistrations(of: modules) }
+    // The hooks run after the lock is released: a hook may install modules itself.
+    for step in plan {
+      do {
+        try step.module.loaded(in: self, skipping: step.loadedBefore)
+      } catch {
+        throw ModuleError(code: .loadHookFailed, modules: [step.module.moduleID], underlying: error)
+      }
+    }
+  }
+
+  /// Registers and publishes the modules of `modules` not installed yet, and returns them in
+  /// load order, each with the modules loaded before it (whose parts a composition skips).
+  private func installRegistrations(of modules: [any Module]) throws -> [ModuleInstallation.Step] {
+    var installed: Set<ModuleID> = []
     var scope: Scope? = self
     while let current = scope {
-      installed += current.installedModuleIdentities.compactMap { $0 as? ModuleID }
+      installed.formUnion(current.installedModuleIdentities.compactMap { $0 as? ModuleID })
       scope = current.parent
     }
-    var plan = try LoadOrder.of(modules, skipping: Set(installed))
-    // Claimed under the lock, so that two threads installing one module into one scope load it once.
-    plan = withInstalledModules { ids in
-      // A set, not `ids.contains` per module: that compared every pair, boxed in `AnyHashable`.
-      let claimed = Set(ids)
-      let fresh = plan.filter { !claimed.contains(AnyHashable($0.moduleID)) }
-      // A composition is recorded with its parts, so that requiring one later loads nothing.
-      ids += fresh.flatMap { $0.partIDs.map(AnyHashable.init) }
-      return fresh
+    var loaded = installed
+    let plan = try LoadOrder.of(modules, skipping: installed).map { module in
+      defer { loaded.formUnion(module.partIDs) }
+      return ModuleInstallation.Step(module: module, loadedBefore: loaded)
     }
-    guard !plan.isEmpty else { return }
-    var moduleIDs: [String: ModuleID] = [:]
-    for id in installed + plan.flatMap(\.partIDs) { moduleIDs[id.description] = id }
+    guard !plan.isEmpty else { return [] }
+    // A composition is recorded with its parts, so that requiring one later loads nothing.
+    var seen = installed
+    let claimed = plan.flatMap(\.module.partIDs).filter { seen.insert($0).inserted }.map(AnyHashable.init)
+    withInstalledModules { $0 += claimed }
+    var published = false
     do {
       try register(
         { registry in
-          for module in plan {
+          for step in plan {
             let start = registry.stagedCount
-            module.register(in: registry)
-            registry.attribute(from: start, toModule: module.moduleID.description, isOverride: false)
+            step.module.register(in: registry, skipping: step.loadedBefore)
+            registry.attribute(from: start, toModule: step.module.moduleID.attribution, isOverride: false)
           }
         },
         reviewing: { batch in
-          try DuplicateCheck(batch: batch, existing: registrationLookup(), moduleIDs: moduleIDs)
-            .replacedPositions()
-        })
+          try DuplicateCheck(batch: batch, existing: registrationLookup()).replacedPositions()
+        },
+        published: { published = true })
     } catch {
-      let claimed = Set(plan.flatMap { $0.partIDs.map(AnyHashable.init) })
-      withInstalledModules { ids in ids.removeAll { claimed.contains($0) } }
+      // Published (an eager singleton failed afterwards), the modules stay installed: their
+      // registrations are live, and loading them again would register every key twice.
+      if !published {
+        let claims = Set(claimed)
+        withInstalledModules { ids in ids.removeAll { claims.contains($0) } }
+      }
       throw error
     }
-    for module in plan {
-      do {
-        try module.loaded(in: self)
-      } catch {
-        throw ModuleError(code: .loadHookFailed, modules: [module.moduleID], underlying: error)
-      }
-    }
+    return plan
   }
 
   /// Creates a child scope and installs `modules` in it: a feature that exists per session,

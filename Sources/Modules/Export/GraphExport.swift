@@ -31,21 +31,23 @@ struct GraphExport {
     var ids: [Int: String] = [:]
     for position in 0..<graph.existingCount {
       let nodes = graph.nodes.indices.filter { graph.nodes[$0].position == position }
-      let byModule = Dictionary(grouping: nodes) { graph.nodes[$0].registration.module ?? Self.noModule }
-      let modules = byModule.keys.sorted {
-        ($0 == Self.noModule ? 1 : 0, $0) < ($1 == Self.noModule ? 1 : 0, $1)
+      // By module identity: two modules that read alike are two clusters.
+      let byModule = Dictionary(grouping: nodes) { graph.nodes[$0].registration.moduleAttribution }
+      func order(_ module: ModuleAttribution?) -> (Int, String, Int) {
+        (module == nil ? 1 : 0, module?.name ?? "", byModule[module]?.min() ?? 0)
       }
-      .map { name in
-        // Sorted by key; registrations of one key keep their registration order.
-        (
-          name,
-          (byModule[name] ?? []).sorted {
-            (graph.nodes[$0].registration.key.description, $0) < (
-              graph.nodes[$1].registration.key.description, $1
-            )
-          }
-        )
-      }
+      let modules = byModule.keys.sorted { order($0) < order($1) }
+        .map { module in
+          // Sorted by key; registrations of one key keep their registration order.
+          (
+            module?.name ?? Self.noModule,
+            (byModule[module] ?? []).sorted {
+              (graph.nodes[$0].registration.key.description, $0) < (
+                graph.nodes[$1].registration.key.description, $1
+              )
+            }
+          )
+        }
       for (_, members) in modules {
         for node in members { ids[node] = "n\(ids.count)" }
       }
@@ -109,7 +111,11 @@ struct GraphExport {
         }
       }
     }
-    return lines.joined(separator: "\n")
+    // A line break inside a name would start a line of its own and break the tree.
+    return lines.map {
+      $0.replacing("\r\n", with: "\\n").replacing("\n", with: "\\n").replacing("\r", with: "\\n")
+    }
+    .joined(separator: "\n")
   }
 
   // MARK: DOT
@@ -124,7 +130,7 @@ struct GraphExport {
         lines.append("      label=\"\(Self.dotEscaped(name))\";")
         for node in members {
           let key = Self.dotEscaped("\(graph.nodes[node].registration.key)")
-          lines.append("      \(ids[node] ?? "") [label=\"\(key)\\n\(details(of: node))\"];")
+          lines.append("      \(ids[node] ?? "") [label=\"\(key)\\n\(Self.dotEscaped(details(of: node)))\"];")
         }
         lines.append("    }")
       }
@@ -147,6 +153,8 @@ struct GraphExport {
       switch character {
       case "\"": result += "\\\""
       case "\\": result += "\\\\"
+      // A line break in a name stays one statement: DOT's own escape for a new line.
+      case "\n", "\r", "\r\n": result += "\\n"
       default: result.append(character)
       }
     }
@@ -186,6 +194,8 @@ struct GraphExport {
       case "\"": result += "#quot;"
       case "<": result += "#lt;"
       case ">": result += "#gt;"
+      // A line break in a name stays one statement: Mermaid's line break inside a label.
+      case "\n", "\r", "\r\n": result += "<br/>"
       default: result.append(character)
       }
     }

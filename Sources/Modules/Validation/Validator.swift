@@ -33,14 +33,16 @@ struct Validator {
 
   private mutating func checkDuplicates() {
     var firstByKey: [ServiceKey: Int] = [:]
-    for (index, node) in graph.nodes.enumerated() where node.registration.module != nil {
+    for (index, node) in graph.nodes.enumerated() where node.registration.moduleAttribution != nil {
       let registration = node.registration
       guard let first = firstByKey[registration.key] else {
         firstByKey[registration.key] = index
         continue
       }
       let earlier = graph.nodes[first].registration
-      guard earlier.module != registration.module, !registration.isOverride, !earlier.isOverride else {
+      guard earlier.moduleAttribution != registration.moduleAttribution, !registration.isOverride,
+        !earlier.isOverride
+      else {
         continue
       }
       add(

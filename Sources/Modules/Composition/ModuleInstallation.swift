@@ -1,0 +1,58 @@
+import Strata
+import Synchronization
+
+/// What installations share: the process-wide lock that runs them one at a time up to their
+/// publication, and the plan each one loads.
+enum ModuleInstallation {
+  /// One module of an installation's plan.
+  struct Step {
+    let module: any Module
+    /// The modules installed before it (in the scope, its ancestors, or earlier in the plan): a
+    /// composition does not load those of its parts again.
+    let loadedBefore: Set<ModuleID>
+  }
+
+  private static let lock = Lock()
+  /// The thread holding `lock`, or 0. Only the holder stores its own identifier, so a thread that
+  /// reads its own has the lock.
+  private static let owner = Atomic<UInt>(0)
+
+  /// Runs `body` while no other thread installs modules.
+  ///
+  /// Re-entrant: a module's `register(in:)` that installs modules itself (into any scope) runs on
+  /// in the installation it is part of rather than waiting for itself.
+  ///
+  /// One lock for the process, not one per scope: a child scope's installation reads what its
+  /// ancestors have installed, and installations are rare (start-up, a session's features).
+  static func exclusively<Result>(_ body: () throws -> Result) rethrows -> Result {
+    let thread = currentThreadID()
+    if owner.load(ordering: .relaxed) == thread { return try body() }
+    lock.lock()
+    owner.store(thread, ordering: .relaxed)
+    defer {
+      owner.store(0, ordering: .relaxed)
+      lock.unlock()
+    }
+    return try body()
+  }
+}
+
+extension Module {
+  /// Registers this module; a composition skips its parts in `loaded`.
+  func register(in registry: Registrar, skipping loaded: Set<ModuleID>) {
+    if let composition = self as? OverridingModule {
+      composition.register(in: registry, skipping: loaded)
+    } else {
+      register(in: registry)
+    }
+  }
+
+  /// Runs this module's hook; a composition skips the hooks of its parts in `loaded`.
+  func loaded(in scope: Scope, skipping loaded: Set<ModuleID>) throws {
+    if let composition = self as? OverridingModule {
+      try composition.loaded(in: scope, skipping: loaded)
+    } else {
+      try self.loaded(in: scope)
+    }
+  }
+}
