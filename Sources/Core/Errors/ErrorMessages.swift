@@ -20,6 +20,8 @@ enum ErrorMessages {
     case (.invalidRegistration, _): return "the registration of `\(key)` is invalid"
     case (.scopeClosed, .childOfClosedScope(_, let tag)):
       return "the scope was closed; a \(tag) scope cannot be made from it"
+    case (.scopeClosed, .registeredInClosedScope):
+      return "the scope was closed; `\(key)` cannot be registered in it"
     case (.scopeClosed, _): return "the scope was closed; `\(key)` cannot be resolved from it"
     case (.noMatchingScope, .noCurrentScope(let tag)):
       return "the free `withScope(\(tag))` needs a current scope as the parent of its scope"
@@ -86,6 +88,8 @@ enum ErrorMessages {
         + "does not keep its scope alive, so use it only while that scope is in use"
     case .childOfClosedScope(let scope, let tag):
       return "\(scope) is closed; it cannot make a \(tag) scope"
+    case .registeredInClosedScope(_, let scope):
+      return "\(scope) is closed; register (or install modules) before closing it, or in an open scope"
     case .noScopeWithTag(_, let tag, let scope):
       return "no `\(tag)` scope above \(scope); resolve it from inside a \(tag) scope "
         + "(`container.makeScope(\(tag))`)"

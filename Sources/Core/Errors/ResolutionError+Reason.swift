@@ -63,6 +63,8 @@ extension ResolutionError {
     case scopeFreed(ServiceKey, holder: Holder)
     /// `scope`, closed, was asked to make a child scope tagged `tag`.
     case childOfClosedScope(scope: String, tag: ScopeTag)
+    /// A batch holding `key` was registered (or a module installed) in `scope`, closed.
+    case registeredInClosedScope(ServiceKey, scope: String)
 
     // MARK: noMatchingScope, captiveDependency
 
@@ -114,7 +116,8 @@ extension ResolutionError.Reason {
     case .typeMismatch: .typeMismatch
     case .sharedWithArguments, .forwardWithArguments, .weakValue, .lateRegistration, .lateRefinement:
       .invalidRegistration
-    case .resolvedFromClosedScope, .closedWhileCreating, .scopeFreed, .childOfClosedScope: .scopeClosed
+    case .resolvedFromClosedScope, .closedWhileCreating, .scopeFreed, .childOfClosedScope, .registeredInClosedScope:
+      .scopeClosed
     case .noScopeWithTag, .injectedWithoutScope, .noCurrentScope: .noMatchingScope
     case .captiveDependency: .captiveDependency
     case .disposalFailed: .disposalFailed
@@ -130,6 +133,7 @@ extension ResolutionError.Reason {
     case .noCurrentScope: .currentScope
     case .notRegistered(let key, _), .bundleNotRegistered(let key, _), .cycle(let key, _),
       .tooDeep(let key, _), .lateRegistration(let key, _), .resolvedFromClosedScope(let key, _),
+      .registeredInClosedScope(let key, _),
       .closedWhileCreating(let key, _), .scopeFreed(let key, _), .injectedWithoutScope(let key),
       .typeMismatch(forward: let key, _, _, _):
       .service(key)

@@ -92,6 +92,9 @@ private enum ClosedScopeRaceOutcome: Sendable {
     }
 
     #expect(error?.code == .scopeClosed)
+    // Says what was attempted: a registration, not a resolve.
+    #expect(error?.message == "the scope was closed; `LabeledService` cannot be registered in it")
+    #expect(error?.hint?.contains("is closed; register (or install modules) before closing it") == true)
   }
 
   @Test func makeScopeWithABuildThatThrowsRethrowsAndLeavesTheParentClean() throws {
