@@ -116,7 +116,8 @@ extension ResolutionError.Reason {
     case .typeMismatch: .typeMismatch
     case .sharedWithArguments, .forwardWithArguments, .weakValue, .lateRegistration, .lateRefinement:
       .invalidRegistration
-    case .resolvedFromClosedScope, .closedWhileCreating, .scopeFreed, .childOfClosedScope, .registeredInClosedScope:
+    case .resolvedFromClosedScope, .closedWhileCreating, .scopeFreed, .childOfClosedScope,
+      .registeredInClosedScope:
       .scopeClosed
     case .noScopeWithTag, .injectedWithoutScope, .noCurrentScope: .noMatchingScope
     case .captiveDependency: .captiveDependency

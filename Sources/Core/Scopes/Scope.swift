@@ -227,7 +227,9 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   func publish(_ additions: [AnyRegistration]) throws {
     guard !additions.isEmpty else { return }
     let version = try withState { state in
-      guard !isClosed else { throw ResolutionError(.registeredInClosedScope(additions[0].key, scope: chainDescription)) }
+      guard !isClosed else {
+        throw ResolutionError(.registeredInClosedScope(additions[0].key, scope: chainDescription))
+      }
       // The build, proportional to the registrations, runs under this scope's lock only.
       let snapshot = Registry(previous: registry.current, adding: additions)
       return Scope.publishLock.withLock {
