@@ -50,6 +50,9 @@ package enum LifetimeRules {
     capture(of: .scoped, tagged: nil, by: holder) == .captive
   }
 
+  /// ``constrainsLookups(by:)`` for a lifetime.
+  package static func constrainsLookups(by holder: Lifetime) -> Bool { constrainsLookups(by: holder.kind) }
+
   /// The rule, by lifetime kinds: the table itself. Inlined on the resolve path, where the
   /// dependency is known to be `scoped`, so that only the switch on the holder remains.
   @inlinable @inline(__always)

@@ -77,7 +77,7 @@ struct Validator {
     let isDeferred: Bool
   }
 
-  /// ``reach(from:at:)`` per node and position.
+  /// ``reach(from:at:deferredCaptures:)`` per node, position and way of counting deferred edges.
   private var reachMemo: [Int: [Reached]] = [:]
   private var reachInProgress: Set<Int> = []
 
@@ -107,15 +107,24 @@ struct Validator {
         position: graph.deepest, captor: isScoped ? start : nil, isFixed: graph.isComplete, start: start)
     }
 
-    for reached in reach(from: start, at: context.position) {
+    // A `Lazy` or `Provider` made for a holder the rules constrain (a singleton, a weak service)
+    // resolves later under that holder's rules: for captures, its edges count as direct ones.
+    let deferredCaptures =
+      context.captor.map {
+        LifetimeRules.constrainsLookups(by: graph.nodes[$0].registration.lifetime)
+      } ?? false
+    for reached in reach(from: start, at: context.position, deferredCaptures: deferredCaptures) {
       let found = graph.nodes[reached.target].registration
       if let tag = found.lifetime.scopeTag {
-        checkTag(tag, of: reached, context: context, captor: reached.isDeferred ? nil : context.captor)
+        checkTag(
+          tag, of: reached, context: context, captor: reached.isDeferred ? nil : context.captor,
+          deferredCaptures: deferredCaptures)
       } else if !reached.isDeferred, let captor = context.captor,
         LifetimeRules.capture(of: found.lifetime, by: graph.nodes[captor].registration.lifetime) == .captive
       {
         add(
-          .captiveDependency, key: found.key, path: path(to: reached, from: start, at: context.position),
+          .captiveDependency, key: found.key,
+          path: path(to: reached, from: start, at: context.position, deferredCaptures: deferredCaptures),
           at: graph.nodes[captor].registration,
           .captive(
             captor: graph.nodes[captor].registration, captured: found, scopes: scopeText(context.position)))
@@ -127,9 +136,11 @@ struct Validator {
   /// dependencies resolved from `position`, in the order a depth-first walk meets them. Reports
   /// missing dependencies of every node it passes. Memoized per node and position, and iterative,
   /// so that long chains cost linear time and no stack.
-  private mutating func reach(from start: Int, at position: Int) -> [Reached] {
-    let positions = graph.tags.count
-    func memoKey(_ node: Int) -> Int { node * positions + position }
+  ///
+  /// With `deferredCaptures`, `Lazy` and `Provider` edges are walked as direct ones (they resolve
+  /// under the rules of the holder they were made for).
+  private mutating func reach(from start: Int, at position: Int, deferredCaptures: Bool) -> [Reached] {
+    func memoKey(_ node: Int) -> Int { self.memoKey(node, at: position, deferredCaptures: deferredCaptures) }
     if let done = reachMemo[memoKey(start)] { return done }
 
     struct Frame {
@@ -157,16 +168,17 @@ struct Validator {
         continue
       }
       let edge = top.edges[top.next]
+      let isDeferred = edge.isDeferred && !deferredCaptures
       frames[frames.count - 1].next += 1
       guard let target = graph.lookup(edge.key, from: position) else {
         reportMissing(edge.key, dependent: top.node, from: position)
         continue
       }
       let lifetime = graph.nodes[target].registration.lifetime
-      if lifetime.scopeTag != nil || (lifetime == .scoped && !edge.isDeferred) {
+      if lifetime.scopeTag != nil || (lifetime == .scoped && !isDeferred) {
         frames[frames.count - 1].merge(
-          [Reached(target: target, hop: target, isDeferred: edge.isDeferred)], via: target)
-      } else if !edge.isDeferred && (lifetime == .transient || lifetime == .graph) {
+          [Reached(target: target, hop: target, isDeferred: isDeferred)], via: target)
+      } else if !isDeferred && (lifetime == .transient || lifetime == .graph) {
         if let done = reachMemo[memoKey(target)] {
           frames[frames.count - 1].merge(done, via: target)
         } else if reachInProgress.insert(memoKey(target)).inserted {  // else a cycle, reported apart
@@ -177,14 +189,21 @@ struct Validator {
     return reachMemo[memoKey(start)] ?? []
   }
 
+  private func memoKey(_ node: Int, at position: Int, deferredCaptures: Bool) -> Int {
+    (node * graph.tags.count + position) * 2 + (deferredCaptures ? 1 : 0)
+  }
+
   /// The keys from `start` to the scoped service of `reached`, following the recorded hops.
-  private func path(to reached: Reached, from start: Int, at position: Int) -> [ServiceKey] {
+  private func path(
+    to reached: Reached, from start: Int, at position: Int, deferredCaptures: Bool
+  ) -> [ServiceKey] {
     var keys = [graph.nodes[start].registration.key]
     var hop = reached.hop
     while keys.count <= graph.nodes.count {
       keys.append(graph.nodes[hop].registration.key)
       guard hop != reached.target,
-        let next = reachMemo[hop * graph.tags.count + position]?.first(where: { $0.target == reached.target })
+        let next = reachMemo[memoKey(hop, at: position, deferredCaptures: deferredCaptures)]?
+          .first(where: { $0.target == reached.target })
       else { break }
       hop = next.hop
     }
@@ -192,10 +211,13 @@ struct Validator {
   }
 
   /// Reports a `scoped(tag)` service reached where no scope with `tag` encloses the resolve.
-  private mutating func checkTag(_ tag: ScopeTag, of reached: Reached, context: Context, captor: Int?) {
+  private mutating func checkTag(
+    _ tag: ScopeTag, of reached: Reached, context: Context, captor: Int?, deferredCaptures: Bool
+  ) {
     guard context.isFixed, graph.owner(tagged: tag, from: context.position) == nil else { return }
     let found = graph.nodes[reached.target].registration
-    let path = path(to: reached, from: context.start, at: context.position)
+    let path = path(
+      to: reached, from: context.start, at: context.position, deferredCaptures: deferredCaptures)
     if let captor {
       let registration = graph.nodes[captor].registration
       add(
