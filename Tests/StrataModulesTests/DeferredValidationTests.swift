@@ -59,27 +59,27 @@ final class HoldsLazyRequestThing: Sendable {
 
   @Test func aProviderOfATransientThatNeedsARequestService() throws {
     try expectValidationAgrees(
-      HoldsProviderOfMiddle.self, captured: RequestThing.self, read: { _ = try $0.middle() }
-    ) {
-      $0.register(Middle.self, Middle.init)
-      $0.register(HoldsProviderOfMiddle.self, lifetime: .singleton, HoldsProviderOfMiddle.init)
-    }
+      HoldsProviderOfMiddle.self, captured: RequestThing.self, read: { _ = try $0.middle() },
+      register: {
+        $0.register(Middle.self, Middle.init)
+        $0.register(HoldsProviderOfMiddle.self, lifetime: .singleton, HoldsProviderOfMiddle.init)
+      })
   }
 
   @Test func aLazyOfAnUntaggedScopedService() throws {
     try expectValidationAgrees(
-      HoldsLazyUntagged.self, captured: UntaggedScoped.self, read: { _ = try $0.value.value }
-    ) {
-      $0.register(HoldsLazyUntagged.self, lifetime: .singleton, HoldsLazyUntagged.init)
-    }
+      HoldsLazyUntagged.self, captured: UntaggedScoped.self, read: { _ = try $0.value.value },
+      register: {
+        $0.register(HoldsLazyUntagged.self, lifetime: .singleton, HoldsLazyUntagged.init)
+      })
   }
 
   @Test func aLazyOfARequestService() throws {
     try expectValidationAgrees(
-      HoldsLazyRequestThing.self, captured: RequestThing.self, read: { _ = try $0.thing.value }
-    ) {
-      $0.register(HoldsLazyRequestThing.self, lifetime: .singleton, HoldsLazyRequestThing.init)
-    }
+      HoldsLazyRequestThing.self, captured: RequestThing.self, read: { _ = try $0.thing.value },
+      register: {
+        $0.register(HoldsLazyRequestThing.self, lifetime: .singleton, HoldsLazyRequestThing.init)
+      })
   }
 
   /// A scoped holder's `Lazy` resolves from its own scope, where an untagged scoped service is
