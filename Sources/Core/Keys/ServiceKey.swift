@@ -57,6 +57,9 @@ public struct ServiceKey: Hashable, Sendable, CustomStringConvertible {
   /// Whether the key carries a name.
   public var isNamed: Bool { name != nil }
 
+  /// This key with no runtime arguments: the same service type and name.
+  package var withoutArguments: ServiceKey { ServiceKey(service: service, arguments: .void, name: name) }
+
   /// The name, as text (`.primary`, `"audit"`), or `nil` for an unnamed key.
   public var nameDescription: String? { name?.description }
 

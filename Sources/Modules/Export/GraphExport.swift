@@ -55,6 +55,7 @@ struct GraphExport {
     }
     var edges: [Edge] = []
     var missing: [(id: String, key: ServiceKey)] = []
+    var missingIDs: [ServiceKey: String] = [:]
     for group in scopes {
       for (_, members) in group.modules {
         for node in members {
@@ -63,11 +64,12 @@ struct GraphExport {
             let target: String
             if let found = graph.lookup(edge.key, from: position), let id = ids[found] {
               target = id
-            } else if let known = missing.first(where: { $0.key == edge.key }) {
-              target = known.id
+            } else if let known = missingIDs[edge.key] {
+              target = known
             } else {
               target = "m\(missing.count)"
               missing.append((target, edge.key))
+              missingIDs[edge.key] = target
             }
             edges.append(Edge(from: ids[node] ?? "", to: target, isDeferred: edge.isDeferred))
           }

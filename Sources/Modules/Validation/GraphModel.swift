@@ -26,8 +26,8 @@ struct GraphModel {
   let nodes: [Node]
   /// Per position, the nodes of each key held there, in registration order.
   private let byKey: [[ServiceKey: [Int]]]
-  /// Per service type, the nodes registering it under any name or arguments: for argument hints.
-  private let byService: [ObjectIdentifier: [Int]]
+  /// Per service type and name, the nodes registering it with any arguments: for argument hints.
+  private let byService: [ServiceKey: [Int]]
 
   init(scope: Scope, expecting expected: [ScopeTag]) {
     let chain = scope.registrationsByScope
@@ -38,12 +38,12 @@ struct GraphModel {
     isComplete = !expected.isEmpty
     var nodes: [Node] = []
     var byKey: [[ServiceKey: [Int]]] = []
-    var byService: [ObjectIdentifier: [Int]] = [:]
+    var byService: [ServiceKey: [Int]] = [:]
     for (position, level) in chain.enumerated() {
       var keys: [ServiceKey: [Int]] = [:]
       for registration in level.registrations {
         keys[registration.key, default: []].append(nodes.count)
-        byService[ObjectIdentifier(registration.key.serviceType), default: []].append(nodes.count)
+        byService[registration.key.withoutArguments, default: []].append(nodes.count)
         nodes.append(Node(registration: registration, position: position, edges: registration.edges))
       }
       byKey.append(keys)
@@ -70,10 +70,10 @@ struct GraphModel {
   /// The nodes visible from `position` that register `key`'s service type and name with other
   /// runtime arguments.
   func argumentVariants(of key: ServiceKey, from position: Int) -> [Int] {
-    (byService[ObjectIdentifier(key.serviceType)] ?? []).filter { index in
-      let other = nodes[index].registration.key
-      return nodes[index].position <= position && other.nameDescription == key.nameDescription
-        && other != key
+    // Looked up by type and name, not filtered from every registration of the type: a graph with
+    // thousands of names of one type and many missing ones took quadratic time.
+    (byService[key.withoutArguments] ?? []).filter { index in
+      nodes[index].position <= position && nodes[index].registration.key != key
     }
   }
 
