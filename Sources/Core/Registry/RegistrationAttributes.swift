@@ -33,8 +33,10 @@ package struct RegistrationAttributes: Sendable {
 /// The module that made a registration: compared by the module's identity, shown by its name.
 ///
 /// Two modules can read alike (two nested types named `Feature`, or parameters `1` and
-/// `UInt8(1)`) and still be two modules; duplicates are found by identity, not by name.
-package struct ModuleAttribution: Hashable, Sendable {
+/// `UInt8(1)`) and still be two modules; duplicates are found by identity, not by name. A class,
+/// made once per module and installation: every registration of the module shares it, one word
+/// each.
+package final class ModuleAttribution: Hashable, Sendable {
   /// How the module reads in messages.
   package let name: String
   /// The module's identity (a `ModuleID` in `StrataModules`).
@@ -45,8 +47,8 @@ package struct ModuleAttribution: Hashable, Sendable {
     self.identity = identity
   }
 
-  package static func == (lhs: Self, rhs: Self) -> Bool {
-    AnyHashable(lhs.identity) == AnyHashable(rhs.identity)
+  package static func == (lhs: ModuleAttribution, rhs: ModuleAttribution) -> Bool {
+    lhs === rhs || AnyHashable(lhs.identity) == AnyHashable(rhs.identity)
   }
 
   package func hash(into hasher: inout Hasher) { AnyHashable(identity).hash(into: &hasher) }
