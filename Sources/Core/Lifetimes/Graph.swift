@@ -11,6 +11,12 @@ enum GraphStorage: LifetimeStorage {
     of registration: Registration<Service, repeat each Argument>, _ resolver: borrowing Resolver,
     owner: ScopeRef, _ arguments: repeat each Argument
   ) throws -> Service {
+    // With runtime arguments, each resolve makes its own instance: the cache is keyed by the
+    // registration, and one instance for every set of arguments gave the first arguments' instance
+    // to the others (arguments need not be comparable, so they cannot be part of the key).
+    if hasArguments(repeat (each Argument).self) {
+      return try TransientStorage.instance(of: registration, resolver, owner: owner, repeat each arguments)
+    }
     let graph = resolver.graph.cache
     let id = registration.identity
     switch graph.entries[id] {

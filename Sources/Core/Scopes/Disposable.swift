@@ -75,12 +75,18 @@ struct Disposal: @unchecked Sendable {
   /// conforms (an instance behind a protocol type is cast at run time).
   @inlinable
   static func of<Instance>(_ instance: Instance, key: ServiceKey) -> Disposal? {
-    let kind = DisposalKind.of(Swift.type(of: instance)) {
+    var kind = DisposalKind.of(Swift.type(of: instance)) {
+      if DisposalKind.wrapsValues(Swift.type(of: instance)) { return .perInstance }
       if instance is any AsyncDisposable { return .async }
       if instance is any Disposable { return .sync }
       return DisposalKind.none
     }
+    if kind == .perInstance {
+      kind = instance is any AsyncDisposable ? .async : instance is any Disposable ? .sync : .none
+    }
     switch kind {
+    case .perInstance:
+      return nil
     case .none:
       return nil
     case .async:
@@ -170,8 +176,17 @@ enum DisposalKind: UInt {
   case none = 1
   case sync = 2
   case async = 3
+  /// A wrapper whose conformance a cast looks through to the value inside (an `Optional`, an
+  /// `AnyHashable`): the answer depends on the instance, so it is worked out for each one.
+  case perInstance = 4
 
   private static let facts = TypeFacts()
+
+  /// Whether casts of a `type` instance to a protocol look at the value it wraps.
+  @usableFromInline
+  static func wrapsValues(_ type: Any.Type) -> Bool {
+    type is any OptionalWrapper.Type || type == AnyHashable.self
+  }
 
   /// The kind of instances whose dynamic type is `type`; `compute` finds it for the first one.
   @usableFromInline
@@ -179,3 +194,9 @@ enum DisposalKind: UInt {
     DisposalKind(rawValue: facts.fact(for: type) { compute().rawValue }) ?? .none
   }
 }
+
+/// `Optional`, to tell it apart at run time (see ``DisposalKind/wrapsValues(_:)``).
+@usableFromInline
+protocol OptionalWrapper {}
+
+extension Optional: OptionalWrapper {}

@@ -59,4 +59,30 @@ extension Disposal {
   var isAsync: Bool {
     if case .async = action { true } else { false }
   }
+
+  /// The instance (a class instance itself; a value in a box of its own).
+  var object: AnyObject {
+    switch action {
+    case .sync(let disposer): disposer.object
+    case .async(let disposer): disposer.object
+    }
+  }
+}
+
+/// The objects a close has disposed so far: one object filed under two keys (a concrete
+/// registration and a protocol registration resolving it) is disposed once, at its newest
+/// position. Values are boxed each time they are filed, so they are never taken for each other.
+struct DisposedObjects {
+  private var seen: Set<ObjectIdentifier>?
+
+  /// Skips the bookkeeping when there is only one disposal (a request with one disposable).
+  init(count: Int) {
+    seen = count > 1 ? [] : nil
+  }
+
+  /// Whether `disposal`'s object is met for the first time (and should be disposed).
+  mutating func isFirst(_ disposal: Disposal) -> Bool {
+    guard seen != nil else { return true }
+    return seen?.insert(ObjectIdentifier(disposal.object)).inserted ?? true
+  }
 }

@@ -56,7 +56,9 @@ extension Scope {
   /// and reported as ``AsyncDisposalRequired``.
   private static func disposeInReverse(_ disposals: inout DisposalStack, errors: inout [any Error]) {
     var background: [Disposal] = []
+    var disposed = DisposedObjects(count: disposals.count)
     while let disposal = disposals.popNewest() {
+      guard disposed.isFirst(disposal) else { continue }
       switch disposal.action {
       case .sync(let disposable):
         do { try disposable.dispose() } catch {
@@ -276,9 +278,10 @@ extension Scope {
   }
 
   /// Runs disposers of either kind in the given order, collecting their errors.
-  static func runAsync(_ disposals: some Sequence<Disposal>) async -> [any Error] {
+  static func runAsync(_ disposals: some Collection<Disposal>) async -> [any Error] {
     var errors: [any Error] = []
-    for disposal in disposals {
+    var disposed = DisposedObjects(count: disposals.count)
+    for disposal in disposals where disposed.isFirst(disposal) {
       do {
         switch disposal.action {
         case .sync(let disposable): try disposable.dispose()

@@ -271,7 +271,11 @@ final class ReferenceModel {
 
   private func instance(of registration: RegistrationSpec, owner: Int, in context: Context) throws -> Int {
     if registration.isInstance, let id = readyMade[registration.id] { return id }
-    switch registration.lifetime {
+    // A graph registration with runtime arguments is made for each resolve, as a transient is.
+    let lifetime =
+      registration.lifetime == .graph && registration.key.arguments != .none
+      ? .transient : registration.lifetime
+    switch lifetime {
     case .transient:
       let frame = Frame(
         registration: registration.id, scope: context.scope, captor: context.captor?.id, graph: context.graph)

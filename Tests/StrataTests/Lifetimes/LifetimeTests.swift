@@ -180,6 +180,25 @@ import Testing
     #expect(try container.resolve(GraphShared.self) !== (try container.resolve(GraphShared.self)))
   }
 
+  /// One resolve asking for a graph service with two sets of arguments gets an instance made from
+  /// each (it got the first one's twice), and with the same arguments twice, two instances.
+  @Test func aGraphServiceWithArgumentsIsMadeForEachSetOfArguments() throws {
+    let container = try Container { registry in
+      registry.register(GraphShared.self, lifetime: .graph) { (_, id: Int) in GraphShared(id: id) }
+      registry.register(GraphPair.self) { resolver in
+        GraphPair(
+          first: try resolver.resolve(GraphShared.self, arguments: 1),
+          second: try resolver.resolve(GraphShared.self, arguments: 2),
+          again: try resolver.resolve(GraphShared.self, arguments: 2))
+      }
+    }
+    let pair = try container.resolve(GraphPair.self)
+    #expect(pair.first.id == 1)
+    #expect(pair.second.id == 2)
+    #expect(pair.again.id == 2)
+    #expect(pair.second !== pair.again)
+  }
+
   // MARK: descriptions
 
   @Test func lifetimeDescriptions() {
@@ -227,5 +246,16 @@ final class GraphRoot: Sendable {
   init(left: GraphLeft, right: GraphRight) {
     self.left = left
     self.right = right
+  }
+}
+
+final class GraphPair: Sendable {
+  let first: GraphShared
+  let second: GraphShared
+  let again: GraphShared
+  init(first: GraphShared, second: GraphShared, again: GraphShared) {
+    self.first = first
+    self.second = second
+    self.again = again
   }
 }
