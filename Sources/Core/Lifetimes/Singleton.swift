@@ -36,7 +36,7 @@ enum SingletonStorage: LifetimeStorage {
       // Re-entered from this singleton's own activation hook: the instance exists; hand it out.
       return provisional
     }
-    return try creation.withCreationLock(for: registration.key) {
+    let instance = try creation.withCreationLock(for: registration.key) {
       if let ready = registration.shared.readyValue(as: Service.self) { return ready }
       // A closed scope makes nothing new: what it would make, nobody would dispose.
       if owner.isClosed { throw owner.closedError(registration.key) }
@@ -59,5 +59,7 @@ enum SingletonStorage: LifetimeStorage {
       registration.shared.publish(instance)
       return instance
     }
+    registration.releaseIfClosed(owner)
+    return instance
   }
 }

@@ -79,6 +79,17 @@ class AnyRegistration: @unchecked Sendable {
   /// ``Registration``.
   func releaseSharedInstance() {}
 
+  /// After a shared instance was made: releases it if `owner` began closing meanwhile. A close
+  /// does not wait for a factory that runs (see `Registration.releaseSharedInstance()`), so the
+  /// instance must not stay cached in the closed scope. The fence orders the creation lock's
+  /// release before the load of the flag, as the close's fence orders its flag before its attempt
+  /// at the lock: one of the two sees the other.
+  @usableFromInline
+  final func releaseIfClosed(_ owner: Scope) {
+    atomicMemoryFence(ordering: .sequentiallyConsistent)
+    if owner.isClosed { owner.releaseLateSingleton(self) }
+  }
+
   var descriptor: RegistrationDescriptor {
     RegistrationDescriptor(
       key: key, lifetime: lifetime, registeredAt: location, rawDependencies: dependencies,

@@ -46,6 +46,21 @@ final class CreationGuard: WaitTarget, @unchecked Sendable {
 }
 
 /// Something a thread can wait for: a creation guard, or a scoped instance being created.
+extension CreationGuard {
+  /// Runs `body` under the lock if no thread holds it (this one included); `nil` otherwise,
+  /// without waiting: for a close, which must not wait for a factory (the factory may be waiting
+  /// for the closer, through a lock or a queue Strata cannot see).
+  func withCreationLockIfFree<Result>(_ body: () -> Result) -> Result? {
+    guard lock.tryLock() else { return nil }
+    owner.store(currentThreadID(), ordering: .releasing)
+    defer {
+      owner.store(0, ordering: .releasing)
+      lock.unlock()
+    }
+    return body()
+  }
+}
+
 protocol WaitTarget: AnyObject, Sendable {
   /// The thread creating the entry now, read afresh; 0 if nobody is (or the creator has not
   /// named itself yet, which it does before running any code that could wait).

@@ -128,10 +128,11 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
     // still meet this release under one lock (and then see the scope closed), as when every
     // singleton had its guard from the start.
     let creation = creation
-    // The creation guard keeps this from racing with a singleton being made right now. It
-    // throws only if this very thread is making it (a disposer closing the scope from inside that
-    // factory); then the instance stays until the registration is freed.
-    let released = try? creation.withCreationLock(for: key) { () -> Service? in
+    // Not waited for while a factory runs (on another thread, or on this one: a disposer closing
+    // the scope from inside that factory): the factory may itself be waiting for the closer, and
+    // the close would never end. That creator releases what it made once it sees the scope
+    // closing (`SingletonStorage.create`).
+    let released = creation.withCreationLockIfFree { () -> Service? in
       guard shared.isReady else { return nil }
       return shared.clear(as: Service.self)
     }

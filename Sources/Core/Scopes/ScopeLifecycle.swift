@@ -216,8 +216,19 @@ extension Scope {
     overflow.removeAll()
   }
 
+  /// Releases the singleton of `registration` (one of this scope's), made while this scope began
+  /// closing: the close did not wait for its factory. As in ``releaseCachedInstances()``, readers
+  /// go first; the root keeps its singletons until it is freed (its readers do not announce).
+  func releaseLateSingleton(_ registration: AnyRegistration) {
+    guard !links.isRoot else { return }
+    while cacheReaders.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
+    registration.releaseSharedInstance()
+  }
+
   /// The singletons of this scope's own registrations, released by ``releaseCachedInstances()``.
   private func releaseOwnSingletons() {
+    // Orders `closing` before the attempts at each creation lock (see `SingletonStorage.create`).
+    atomicMemoryFence(ordering: .sequentiallyConsistent)
     for registration in registry.current?.registrations ?? [] {
       registration.releaseSharedInstance()
     }
