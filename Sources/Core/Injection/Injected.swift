@@ -30,7 +30,7 @@ import Synchronization
 /// This is the one place Strata traps. Use the projected value (`try $repository.resolve()`) to
 /// handle the error, or resolve the service once at start-up to rule the failure out.
 @propertyWrapper
-public struct Injected<Value>: Sendable {
+public struct Injected<Value> {
   @usableFromInline let storage: InjectionStorage<Value>
 
   /// Resolves on first access from the scope current now, or, if none is, from the scope current
@@ -100,7 +100,7 @@ public struct Injected<Value>: Sendable {
 ///   logger.error("\(error)")
 /// }
 /// ```
-public struct Injection<Value>: Sendable {
+public struct Injection<Value> {
   @usableFromInline let storage: InjectionStorage<Value>
 
   @inlinable
@@ -127,7 +127,7 @@ public struct Injection<Value>: Sendable {
 /// `Value?` looked up `Optional<Value>`'s metadata in the runtime (about 325 instructions per
 /// property access). The value is boxed for the same reason (see ``Lazy``).
 @usableFromInline
-final class InjectionStorage<Value>: @unchecked Sendable {
+final class InjectionStorage<Value> {
   /// Weak, so that an instance holding the property does not keep its own scope alive.
   @usableFromInline weak let scope: Scope?
   /// The shared registration whose factory made the holder of this property, if any: reading it
@@ -193,3 +193,11 @@ final class InjectionStorage<Value>: @unchecked Sendable {
     ResolutionError(.injectedWithoutScope(key))
   }
 }
+
+/// `Sendable` when `Value` is: every copy of the property hands out the one cached instance.
+extension Injected: Sendable where Value: Sendable {}
+
+extension Injection: Sendable where Value: Sendable {}
+
+/// `@unchecked`: see the class's discussion.
+extension InjectionStorage: @unchecked Sendable where Value: Sendable {}

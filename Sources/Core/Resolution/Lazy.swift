@@ -28,8 +28,10 @@ import Synchronization
 /// ``ResolutionError/Code/scopeClosed``; a value it already resolved stays readable. Reading
 /// ``value`` from several threads at once resolves once.
 ///
-/// `@unchecked Sendable`: `cached` is read and written only under `lock`.
-public final class Lazy<Value>: @unchecked Sendable {
+/// `Sendable` when `Value` is: every thread that reads a `Lazy` gets the one cached value, so a
+/// value that is not `Sendable` must stay on one thread with its `Lazy`. (`@unchecked`: `cached`
+/// is written once under `creation`, before `resolved` is set, and read after it is seen.)
+public final class Lazy<Value> {
   /// Weak: see the type's discussion.
   @usableFromInline weak let scope: Scope?
   /// The shared registration whose instance this was made for, if any: its resolve obeys that
@@ -90,6 +92,8 @@ public final class Lazy<Value>: @unchecked Sendable {
   /// Whether ``value`` has been resolved.
   public var isResolved: Bool { resolved.load(ordering: .acquiring) }
 }
+
+extension Lazy: @unchecked Sendable where Value: Sendable {}
 
 /// A dependency resolved anew each time it is called: a factory for instances of `Value`.
 ///
