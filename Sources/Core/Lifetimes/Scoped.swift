@@ -87,6 +87,9 @@ extension Registration {
     }
     if mayNeedDisposal(instance) { try fileDisposal(of: instance, owner: owner, slot: slot) }
     owner.with { $0.publishScoped(self, slot: slot) }
+    // A close that began while the factory ran skipped this slot (it was being created): the
+    // closed scope must not keep the instance. The caller still gets it.
+    owner.with { $0.releaseIfClosing(slot: slot) }
     return instance
   }
 

@@ -169,6 +169,28 @@ extension Scope {
     inlineSlots.publish(slot, for: registration.identity)
   }
 
+  /// After ``publishScoped(_:slot:)``: if this scope began closing meanwhile, takes the instance
+  /// back out of inline slot `slot`, once the scope's readers are out (as its close does; the
+  /// close skipped the slot, which was being created). An overflow slot needs nothing: the close
+  /// takes the whole overflow table, so a late instance is never stored there.
+  ///
+  /// The fence orders the publication before the load of the flag, as the close's announcement
+  /// orders its flag before it scans the slots: one of the two sees the other, and whichever
+  /// takes the instance first takes it alone (an exchange).
+  @inlinable @inline(__always)
+  final func releaseIfClosing(slot: Int) {
+    guard slot >= 0 else { return }
+    atomicMemoryFence(ordering: .sequentiallyConsistent)
+    if isClosing { releaseLateScoped(slot: slot) }
+  }
+
+  @usableFromInline
+  final func releaseLateScoped(slot: Int) {
+    guard !links.isRoot else { return }  // the root keeps its cache until it is freed
+    while cacheReaders.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
+    _ = inlineSlots.takeInstance(slot)
+  }
+
   @usableFromInline
   final func publishOverflow(_ registration: AnyRegistration) {
     let id = registration.identity

@@ -199,6 +199,10 @@ extension Scope {
   /// someone still holds keeps nothing alive. Not for the root (see ``readingCache(_:)``).
   func releaseCachedInstances() {
     guard !links.isRoot else { return }
+    // Orders `closing` before the scan of the slots and the attempts at each creation lock: a
+    // creator that publishes after the scan sees `closing` and releases what it made itself
+    // (`releaseIfClosing(slot:)`, `releaseIfClosed(_:)`), each side's fence against the other's.
+    atomicMemoryFence(ordering: .sequentiallyConsistent)
     // Readers first: one that announced itself before the close began may still be reading a
     // singleton's cell or a slot, and clearing either under it would free what it is retaining.
     while cacheReaders.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
@@ -227,8 +231,6 @@ extension Scope {
 
   /// The singletons of this scope's own registrations, released by ``releaseCachedInstances()``.
   private func releaseOwnSingletons() {
-    // Orders `closing` before the attempts at each creation lock (see `SingletonStorage.create`).
-    atomicMemoryFence(ordering: .sequentiallyConsistent)
     for registration in registry.current?.registrations ?? [] {
       registration.releaseSharedInstance()
     }

@@ -70,4 +70,34 @@ import Testing
     #expect(made.value?.object == nil)
     #expect(resolutionError { _ = try tenant.resolve(LabeledService.self) }?.code == .scopeClosed)
   }
+
+  /// A scoped instance whose factory returns after its scope closed is handed to the resolve, but
+  /// the closed scope (still held) does not keep it.
+  @Test func aScopedInstanceMadeWhileItsScopeClosedIsNotKept() throws {
+    for _ in 0..<20 {
+      let started = DispatchSemaphore(value: 0)
+      let proceed = DispatchSemaphore(value: 0)
+      let container = try Container { registry in
+        registry.register(LabeledService.self, lifetime: .scoped(.request)) { _ in
+          started.signal()
+          _ = proceed.wait(timeout: .now() + 5)
+          return LabeledService("late")
+        }
+      }
+      let request = try container.makeScope(.request)
+      let resolved = DispatchSemaphore(value: 0)
+      let made = Slot<WeakBox<LabeledService>>()
+      Thread {
+        if let service = try? request.resolve(LabeledService.self) { made.value = WeakBox(service) }
+        resolved.signal()
+      }.start()
+      started.wait()
+      try request.close()
+      proceed.signal()
+      #expect(resolved.wait(timeout: .now() + 10) == .success)
+      #expect(made.value != nil)
+      #expect(made.value?.object == nil, "the closed scope kept the scoped instance made during its close")
+      withExtendedLifetime(request) {}
+    }
+  }
 }
