@@ -287,4 +287,27 @@ struct InstallationTests {
     #expect(log.all == ["register mailer"])
     _ = try session.resolve(Mailer.self)
   }
+
+  /// Eager singletons are made after the installation is published, without holding up other
+  /// installations: one whose factory waits for another thread's installation finishes.
+  @Test func anEagerSingletonMayWaitForAnotherThreadsInstallation() throws {
+    struct WaitsForAnInstallation: Module {
+      let other: Scope
+      let log: EventLog
+      func register(in registry: Registrar) {
+        registry.register(Database.self, lifetime: .eagerSingleton) { [other, log] _ in
+          let installing = Background { try other.install(MailerModule(log: log)) }
+          if let failure = installing.wait() { log.record(failure) }
+          return Database()
+        }
+      }
+    }
+    let log = EventLog()
+    let container = Container()
+    let session = try container.makeScope(.session)
+    let installing = Background { try container.install(WaitsForAnInstallation(other: session, log: log)) }
+    #expect(installing.wait() == nil)
+    #expect(log.all == ["register mailer"])
+    _ = try session.resolve(Mailer.self)
+  }
 }

@@ -17,23 +17,37 @@ enum ModuleInstallation {
   /// reads its own has the lock.
   private static let owner = Atomic<UInt>(0)
 
-  /// Runs `body` while no other thread installs modules.
+  /// Waits until no other thread installs modules, and returns the hold that keeps them out until
+  /// it is released: when the installation's registrations are published (its eager singletons
+  /// and hooks, user code that may take long, run after), or when it fails.
   ///
   /// Re-entrant: a module's `register(in:)` that installs modules itself (into any scope) runs on
   /// in the installation it is part of rather than waiting for itself.
   ///
   /// One lock for the process, not one per scope: a child scope's installation reads what its
   /// ancestors have installed, and installations are rare (start-up, a session's features).
-  static func exclusively<Result>(_ body: () throws -> Result) rethrows -> Result {
+  static func hold() -> Hold {
     let thread = currentThreadID()
-    if owner.load(ordering: .relaxed) == thread { return try body() }
+    if owner.load(ordering: .relaxed) == thread { return Hold(isNested: true) }
     lock.lock()
     owner.store(thread, ordering: .relaxed)
-    defer {
-      owner.store(0, ordering: .relaxed)
-      lock.unlock()
+    return Hold(isNested: false)
+  }
+
+  /// The installing thread's hold on the lock; released once, by that thread.
+  final class Hold {
+    private var isHeld: Bool
+
+    fileprivate init(isNested: Bool) { isHeld = !isNested }
+
+    func release() {
+      guard isHeld else { return }
+      isHeld = false
+      ModuleInstallation.owner.store(0, ordering: .relaxed)
+      ModuleInstallation.lock.unlock()
     }
-    return try body()
+
+    deinit { release() }
   }
 }
 

@@ -42,7 +42,9 @@ extension Scope {
     // One installation at a time, up to its publication: a second thread installing a module the
     // first is loading waits for it and then finds it installed, rather than returning before
     // the module's registrations are visible.
-    let plan = try ModuleInstallation.exclusively { try installRegistrations(of: modules) }
+    let hold = ModuleInstallation.hold()
+    let plan = try installRegistrations(of: modules, releasingAtPublication: hold)
+    hold.release()
     // The hooks run after the lock is released: a hook may install modules itself.
     for step in plan {
       do {
@@ -55,7 +57,9 @@ extension Scope {
 
   /// Registers and publishes the modules of `modules` not installed yet, and returns them in
   /// load order, each with the modules loaded before it (whose parts a composition skips).
-  private func installRegistrations(of modules: [any Module]) throws -> [ModuleInstallation.Step] {
+  private func installRegistrations(
+    of modules: [any Module], releasingAtPublication hold: ModuleInstallation.Hold
+  ) throws -> [ModuleInstallation.Step] {
     var installed: Set<ModuleID> = []
     var scope: Scope? = self
     while let current = scope {
@@ -85,7 +89,10 @@ extension Scope {
         reviewing: { batch in
           try DuplicateCheck(batch: batch, existing: registrationLookup()).replacedPositions()
         },
-        published: { published = true })
+        published: {
+          published = true
+          hold.release()
+        })
     } catch {
       // Published (an eager singleton failed afterwards), the modules stay installed: their
       // registrations are live, and loading them again would register every key twice.
