@@ -20,12 +20,7 @@ import Testing
           return LabeledService(queue.sync { "made" })  // needs the queue the close runs on
         }
       }
-      let resolved = DispatchSemaphore(value: 0)
-      let made = Slot<WeakBox<LabeledService>>()
-      Thread {
-        if let service = try? tenant.resolve(LabeledService.self) { made.value = WeakBox(service) }
-        resolved.signal()
-      }.start()
+      let resolving = ResolveOnThread(tenant)
       started.wait()
       let closed = DispatchSemaphore(value: 0)
       queue.async {
@@ -33,10 +28,10 @@ import Testing
         closed.signal()
       }
       #expect(closed.wait(timeout: .now() + 10) == .success, "the close waited for the factory")
-      #expect(resolved.wait(timeout: .now() + 10) == .success, "the factory never finished")
+      #expect(resolving.finished(within: 10), "the factory never finished")
       // The resolve got its instance, and the closed scope (still held here) does not keep it.
-      #expect(made.value != nil)
-      #expect(made.value?.object == nil, "the closed scope kept the singleton made during its close")
+      #expect(resolving.didResolve)
+      #expect(resolving.instanceIsFreed, "the closed scope kept the singleton made during its close")
       withExtendedLifetime(tenant) {}
     }
   }
@@ -55,19 +50,14 @@ import Testing
         return LabeledService("late")
       }
     }
-    let resolved = DispatchSemaphore(value: 0)
-    let made = Slot<WeakBox<LabeledService>>()
-    Thread {
-      if let service = try? tenant.resolve(LabeledService.self) { made.value = WeakBox(service) }
-      resolved.signal()
-    }.start()
+    let resolving = ResolveOnThread(tenant)
     started.wait()
     try tenant.close()
     #expect(!returned.isRaised, "the close waited for the factory")
     proceed.signal()
-    #expect(resolved.wait(timeout: .now() + 10) == .success)
-    #expect(made.value != nil)
-    #expect(made.value?.object == nil)
+    #expect(resolving.finished(within: 10))
+    #expect(resolving.didResolve)
+    #expect(resolving.instanceIsFreed)
     #expect(resolutionError { _ = try tenant.resolve(LabeledService.self) }?.code == .scopeClosed)
   }
 
@@ -85,19 +75,36 @@ import Testing
         }
       }
       let request = try container.makeScope(.request)
-      let resolved = DispatchSemaphore(value: 0)
-      let made = Slot<WeakBox<LabeledService>>()
-      Thread {
-        if let service = try? request.resolve(LabeledService.self) { made.value = WeakBox(service) }
-        resolved.signal()
-      }.start()
+      let resolving = ResolveOnThread(request)
       started.wait()
       try request.close()
       proceed.signal()
-      #expect(resolved.wait(timeout: .now() + 10) == .success)
-      #expect(made.value != nil)
-      #expect(made.value?.object == nil, "the closed scope kept the scoped instance made during its close")
+      #expect(resolving.finished(within: 10))
+      #expect(resolving.didResolve)
+      #expect(resolving.instanceIsFreed, "the closed scope kept the scoped instance made during its close")
       withExtendedLifetime(request) {}
     }
   }
+}
+
+/// Resolves `LabeledService` from a scope on a thread of its own, and keeps only a weak reference
+/// to what it got.
+final class ResolveOnThread: Sendable {
+  private let done = DispatchSemaphore(value: 0)
+  private let made = Slot<WeakBox<LabeledService>>()
+
+  init(_ scope: Scope) {
+    Thread { [done, made] in
+      if let service = try? scope.resolve(LabeledService.self) { made.value = WeakBox(service) }
+      done.signal()
+    }.start()
+  }
+
+  func finished(within seconds: Int) -> Bool { done.wait(timeout: .now() + .seconds(seconds)) == .success }
+
+  /// Whether the resolve returned an instance.
+  var didResolve: Bool { made.value != nil }
+
+  /// Whether that instance is gone, now that the thread dropped it.
+  var instanceIsFreed: Bool { made.value?.object == nil }
 }
