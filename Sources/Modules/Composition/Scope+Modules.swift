@@ -66,15 +66,21 @@ extension Scope {
       installed.formUnion(current.installedModuleIdentities.compactMap { $0 as? ModuleID })
       scope = current.parent
     }
-    var loaded = installed
-    let plan = try LoadOrder.of(modules, skipping: installed).map { module in
-      defer { loaded.formUnion(module.partIDs) }
-      return ModuleInstallation.Step(module: module, loadedBefore: loaded)
+    let order = try LoadOrder.of(modules, skipping: installed)
+    guard !order.isEmpty else { return [] }
+    // The step that loads each module, and the modules to claim: a composition is recorded with
+    // its parts, so that requiring one later loads nothing.
+    var steps = Dictionary(uniqueKeysWithValues: installed.map { ($0, -1) })
+    var claimed: [AnyHashable] = []
+    for (step, module) in order.enumerated() {
+      for id in module.partIDs where steps[id] == nil {
+        steps[id] = step
+        claimed.append(AnyHashable(id))
+      }
     }
-    guard !plan.isEmpty else { return [] }
-    // A composition is recorded with its parts, so that requiring one later loads nothing.
-    var seen = installed
-    let claimed = plan.flatMap(\.module.partIDs).filter { seen.insert($0).inserted }.map(AnyHashable.init)
+    let plan = order.indices.map {
+      ModuleInstallation.Step(module: order[$0], loadedBefore: .init(steps: steps, step: $0))
+    }
     withInstalledModules { $0 += claimed }
     var published = false
     do {
