@@ -59,7 +59,7 @@ enum SingletonStorage: LifetimeStorage {
       registration.shared.publish(instance)
       return instance
     }
-    registration.releaseIfClosed(owner)
+    registration.releaseIfClosing(owner)
     return instance
   }
 }

@@ -84,10 +84,15 @@ class AnyRegistration: @unchecked Sendable {
   /// instance must not stay cached in the closed scope. The fence orders the creation lock's
   /// release before the load of the flag, as the close's fence orders its flag before its attempt
   /// at the lock: one of the two sees the other.
+  ///
+  /// `owner`'s own flag, not `isClosed` (which also sees a closing ancestor): until `owner`
+  /// itself is closing, its cache readers do not stop at the flag, so clearing the cell under
+  /// them could free what one is retaining; `owner`'s own close, which an ancestor's close runs,
+  /// releases the instance then.
   @usableFromInline
-  final func releaseIfClosed(_ owner: Scope) {
+  final func releaseIfClosing(_ owner: Scope) {
     atomicMemoryFence(ordering: .sequentiallyConsistent)
-    if owner.isClosed { owner.releaseLateSingleton(self) }
+    if owner.isClosing { owner.releaseLateSingleton(self) }
   }
 
   var descriptor: RegistrationDescriptor {

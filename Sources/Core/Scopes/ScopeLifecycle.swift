@@ -201,7 +201,7 @@ extension Scope {
     guard !links.isRoot else { return }
     // Orders `closing` before the scan of the slots and the attempts at each creation lock: a
     // creator that publishes after the scan sees `closing` and releases what it made itself
-    // (`releaseIfClosing(slot:)`, `releaseIfClosed(_:)`), each side's fence against the other's.
+    // (`releaseIfClosing(slot:)`, `releaseIfClosing(_:)`), each side's fence against the other's.
     atomicMemoryFence(ordering: .sequentiallyConsistent)
     // Readers first: one that announced itself before the close began may still be reading a
     // singleton's cell or a slot, and clearing either under it would free what it is retaining.
