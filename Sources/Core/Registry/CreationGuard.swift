@@ -45,7 +45,6 @@ final class CreationGuard: WaitTarget, @unchecked Sendable {
   }
 }
 
-/// Something a thread can wait for: a creation guard, or a scoped instance being created.
 extension CreationGuard {
   /// Runs `body` under the lock if no thread holds it (this one included); `nil` otherwise,
   /// without waiting: for a close, which must not wait for a factory (the factory may be waiting
@@ -61,6 +60,7 @@ extension CreationGuard {
   }
 }
 
+/// Something a thread can wait for: a creation guard, or a scoped instance being created.
 protocol WaitTarget: AnyObject, Sendable {
   /// The thread creating the entry now, read afresh; 0 if nobody is (or the creator has not
   /// named itself yet, which it does before running any code that could wait).

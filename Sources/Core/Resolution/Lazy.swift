@@ -45,9 +45,9 @@ public final class Lazy<Value> {
   @usableFromInline let creation = CreationGuard()
   @usableFromInline let resolved = Atomic<Bool>(false)
   /// Written once under `creation` before `resolved` is set (release); read after it is seen.
-  /// Boxed, not a `Value?`: this class's methods run unspecialised, and there every use of a
-  /// `Value?` looked up `Optional<Value>`'s metadata in the runtime (about 300 instructions: three
-  /// per `Lazy`, read and freed). An optional reference needs no metadata; the box is made once.
+  /// Boxed, not a `Value?`: where a `Lazy` is used unspecialised (from generic code), every use
+  /// of a `Value?` looked up `Optional<Value>`'s metadata in the runtime (about 300 instructions);
+  /// an optional reference needs no metadata, and the box is made once.
   @usableFromInline var cached: ValueBox<Value>?
 
   @usableFromInline

@@ -72,6 +72,8 @@ extension Disposal {
 /// The objects a close has disposed so far: one object filed under two keys (a concrete
 /// registration and a protocol registration resolving it) is disposed once, at its newest
 /// position. Values are boxed each time they are filed, so they are never taken for each other.
+/// No address is reused while a close runs: every object not yet disposed is held by its
+/// disposal, so an object freed after its disposal cannot share an address with one still to come.
 struct DisposedObjects {
   private var seen: Set<ObjectIdentifier>?
 
@@ -82,7 +84,6 @@ struct DisposedObjects {
 
   /// Whether `disposal`'s object is met for the first time (and should be disposed).
   mutating func isFirst(_ disposal: Disposal) -> Bool {
-    guard seen != nil else { return true }
-    return seen?.insert(ObjectIdentifier(disposal.object)).inserted ?? true
+    seen?.insert(ObjectIdentifier(disposal.object)).inserted ?? true
   }
 }
