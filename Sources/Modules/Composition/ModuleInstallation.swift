@@ -45,6 +45,12 @@ enum ModuleInstallation {
   ///
   /// One lock for the process, not one per scope: a child scope's installation reads what its
   /// ancestors have installed, and installations are rare (start-up, a session's features).
+  ///
+  /// Held while the modules' `register(in:)` run, which is user code: the one lock Strata holds
+  /// across user code that is not a per-entry once-guard. `register(in:)` only stages
+  /// registrations; one that waits for another thread installing modules would deadlock. (Waiting
+  /// only for the modules another installation has claimed, with the cycle check the once-guards
+  /// make, would lift this.)
   static func hold() -> Hold {
     let thread = currentThreadID()
     if owner.load(ordering: .relaxed) == thread { return Hold(isNested: true) }

@@ -61,6 +61,39 @@ import Testing
     #expect(resolutionError { _ = try tenant.resolve(LabeledService.self) }?.code == .scopeClosed)
   }
 
+  /// A disposable singleton whose factory returns after its scope closed is disposed exactly once,
+  /// at once, and its resolve is `scopeClosed`: the close did not wait for it, and nothing of the
+  /// closed scope keeps or disposes it again.
+  @Test func aDisposableSingletonMadeWhileItsScopeClosedIsDisposedOnce() throws {
+    let started = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let made = Slot<TrackedResource>()
+    let tenant = try Container().makeScope(.session) { registry in
+      registry.register(TrackedResource.self, lifetime: .singleton) { _ in
+        started.signal()
+        _ = proceed.wait(timeout: .now() + 5)
+        let resource = TrackedResource("late")
+        made.value = resource
+        return resource
+      }
+    }
+    let outcome = Slot<String>()
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+      outcome.value =
+        (resolutionError { _ = try tenant.resolve(TrackedResource.self) }?.code).map { "\($0)" } ?? "ok"
+      done.signal()
+    }.start()
+    started.wait()
+    try tenant.close()
+    proceed.signal()
+    #expect(done.wait(timeout: .now() + 10) == .success)
+    #expect(outcome.value == "scopeClosed")
+    #expect(made.value?.disposeCount == 1)
+    try tenant.close()
+    #expect(made.value?.disposeCount == 1)
+  }
+
   /// A scoped instance whose factory returns after its scope closed is handed to the resolve, but
   /// the closed scope (still held) does not keep it.
   @Test func aScopedInstanceMadeWhileItsScopeClosedIsNotKept() throws {
