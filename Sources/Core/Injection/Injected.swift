@@ -96,8 +96,9 @@ public struct Injected<Value> {
 /// ```swift
 /// do {
 ///   let repository = try $repository.resolve()
-/// } catch let error as ResolutionError {
-///   logger.error("\(error)")
+///   try repository.save(profile)
+/// } catch {
+///   logger.error("\(error)")   // a ResolutionError names the key, the path and a hint
 /// }
 /// ```
 public struct Injection<Value> {

@@ -26,7 +26,10 @@ public protocol Disposable {
 /// final class Pool: AsyncDisposable {
 ///   func dispose() async throws { try await drain() }
 /// }
-/// try await scope.close()
+///
+/// func shutDown(_ scope: Scope) async throws {
+///   try await scope.close()   // awaits Pool.dispose()
+/// }
 /// ```
 ///
 /// Close a scope that may own such instances with `try await scope.close()`; see

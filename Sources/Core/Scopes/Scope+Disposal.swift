@@ -79,8 +79,13 @@ extension Scope {
   /// every instance it owns in reverse creation order, each exactly once.
   ///
   /// ```swift
-  /// try await scope.close()
+  /// func endSession(_ session: Scope) async throws {
+  ///   try await session.close()
+  /// }
   /// ```
+  ///
+  /// Call it from an `async` function: in the top-level code of a `main.swift` the compiler picks
+  /// the synchronous overload even after `await`, and reports it as unavailable there.
   ///
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
   ///   disposer error, after all disposers ran.

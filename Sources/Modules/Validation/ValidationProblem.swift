@@ -84,7 +84,7 @@ public struct ValidationProblem: Sendable, CustomStringConvertible {
   /// missingDependency: nothing is registered for `Mailer`
   ///   path: OrderService → Mailer
   ///   registered at App/Orders.swift:14 by OrdersModule
-  ///   hint: register `Mailer`, or install the module that does
+  ///   hint: register `Mailer` where the resolve can see it (in that scope or above), or install the module that does
   /// ```
   public var description: String { ValidationText.description(of: self) }
 }

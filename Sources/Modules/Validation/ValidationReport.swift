@@ -29,12 +29,12 @@ public struct ValidationReport: Sendable, CustomStringConvertible {
   /// All problems, numbered, then the unchecked registrations.
   ///
   /// ```
-  /// validation of root found 2 problems in 5 registrations:
+  /// validation of root found 2 problems in 5 registrations
   /// 1. missingDependency: nothing is registered for `Mailer`
   ///      path: OrderService → Mailer
   ///      …
-  /// unchecked (closure factories without dependsOn:):
-  ///   Clock (singleton) at App/Setup.swift:9
+  /// unchecked (closure factories that declare no dependencies with dependsOn:):
+  ///   `Clock` (singleton) at App/Setup.swift:9 by AppModule
   /// ```
   public var description: String { ValidationText.description(of: self) }
 }

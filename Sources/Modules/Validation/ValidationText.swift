@@ -76,7 +76,7 @@ enum ValidationText {
     return lines.joined(separator: "\n")
   }
 
-  /// `Database (singleton) at App/Setup.swift:12 by PersistenceModule`.
+  /// `` `Database` (singleton) at App/Setup.swift:12 by PersistenceModule ``.
   static func site(of registration: RegistrationDescriptor) -> String {
     "`\(registration.key)` (\(registration.lifetime)) at \(registration.registeredAt)"
       + (registration.module.map { " by \($0)" } ?? "")
