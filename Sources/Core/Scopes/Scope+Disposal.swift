@@ -18,7 +18,9 @@ extension Scope {
   ///
   /// Asynchronous disposers (``AsyncDisposable``) cannot be awaited here: they run in a
   /// background task, and the close reports them as errors so you can switch to
-  /// `try await close()`.
+  /// `try await close()`. The order still holds there: what the scope made before an
+  /// asynchronous instance (what it may be built from), and what a parent owns when a child left
+  /// work to such a task, is disposed in that task after it, not here.
   ///
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
   ///   disposer error (``ResolutionError/disposalErrors``), after all disposers ran.
@@ -30,48 +32,68 @@ extension Scope {
     *, noasync, message: "in async code use `try await close()`, which awaits AsyncDisposable instances"
   )
   public final func close() throws {
+    var errors: [any Error] = []
+    _ = closeSynchronously(collecting: &errors)
+    try throwIfFailed(errors)
+  }
+
+  /// ``close()-5plpz`` with the errors added to `errors`.
+  ///
+  /// - Returns: The background task disposing what could not be disposed here (an
+  ///   ``AsyncDisposable`` instance and everything older), which a closing parent's own disposals
+  ///   must follow; `nil` if everything was disposed here.
+  private func closeSynchronously(collecting errors: inout [any Error]) -> Task<Void, Never>? {
     let start = lifecycle.beginClose()
-    if case .anotherCloseRuns = start { return waitUntilClosed() }
+    if case .anotherCloseRuns = start {
+      waitUntilClosed()
+      return nil
+    }
     defer {
       releaseCachedInstances()
       lifecycle.finishClose()
     }
     // A scope that never owned anything closes with two atomic writes and two loads.
-    if case .dispose = start { try finishClose() }
-  }
-
-  /// The rest of ``close()-5plpz`` once `closing` is set: disposes what the scope owns.
-  private func finishClose() throws {
+    guard case .dispose = start else { return nil }
     var own = DisposalStack()
-    guard let children = takeOwned(&own, synchronousCloser: currentThreadID()) else { return }
-    var errors: [any Error] = []
-    for child in children { errors += Scope.collect { try child.close() } }
-    Scope.disposeInReverse(&own, errors: &errors)
+    guard let children = takeOwned(&own, synchronousCloser: currentThreadID()) else { return nil }
+    let childrenLeft = children.compactMap { $0.closeSynchronously(collecting: &errors) }
+    let left = Scope.disposeInReverse(&own, errors: &errors, after: childrenLeft)
     detachFromParent()
-    try throwIfFailed(errors)
+    return left
   }
 
-  /// Disposes `disposals` in reverse order on this thread and adds their errors to `errors`; an
-  /// ``AsyncDisposable`` instance, which cannot be awaited here, is disposed in a background task
-  /// and reported as ``AsyncDisposalRequired``.
-  private static func disposeInReverse(_ disposals: inout DisposalStack, errors: inout [any Error]) {
+  /// Disposes `disposals` in reverse order on this thread and adds their errors to `errors`.
+  ///
+  /// An ``AsyncDisposable`` instance cannot be awaited here: it is reported as
+  /// ``AsyncDisposalRequired`` and disposed in a background task, followed there by every older
+  /// instance (it may be built from them, so they must outlive its disposer). If `earlier` (the
+  /// children's background tasks) is not empty, every disposal waits for it in that task.
+  ///
+  /// - Returns: The background task, or `nil` if everything was disposed here.
+  private static func disposeInReverse(
+    _ disposals: inout DisposalStack, errors: inout [any Error], after earlier: [Task<Void, Never>] = []
+  ) -> Task<Void, Never>? {
     var background: [Disposal] = []
     var disposed = DisposedObjects(count: disposals.count)
     while let disposal = disposals.popNewest() {
       guard disposed.isFirst(disposal) else { continue }
       switch disposal.action {
-      case .sync(let disposable):
+      case .sync(let disposable) where background.isEmpty && earlier.isEmpty:
         do { try disposable.dispose() } catch {
           errors.append(DisposalError(key: disposal.key, underlying: error))
         }
+      case .sync:
+        background.append(disposal)
       case .async:
         errors.append(DisposalError(key: disposal.key, underlying: AsyncDisposalRequired()))
         background.append(disposal)
       }
     }
-    if !background.isEmpty {
-      let pending = background
-      Task { _ = await Scope.runAsync(pending) }
+    guard !(background.isEmpty && earlier.isEmpty) else { return nil }
+    let pending = background
+    return Task {
+      for task in earlier { await task.value }
+      _ = await Scope.runAsync(pending)
     }
   }
 
@@ -186,7 +208,7 @@ extension Scope {
       return .awaiting(Owned(children: children, own: own))
     }
     var errors: [any Error] = []
-    Scope.disposeInReverse(&own, errors: &errors)
+    _ = Scope.disposeInReverse(&own, errors: &errors)
     detachFromParent()
     try throwIfFailed(errors)
     return .closed

@@ -3,19 +3,23 @@ import Testing
 
 /// Asynchronous disposers: an awaited close awaits them; a synchronous one reports them.
 @Suite struct AsyncDisposalTests {
-  @Test func aSynchronousCloseReportsAsyncDisposalRequiredAndStillDisposesTheOthers() async throws {
+  @Test func aSynchronousCloseReportsAsyncDisposalRequiredAndKeepsTheOrderInTheBackground() async throws {
     let log = Collector<String>()
     let container = try Container { registry in
-      registry.register(TrackedResource.self, lifetime: .scoped(.request)) { _ in
-        TrackedResource("sync", log: log)
+      registry.register(TrackedResource.self, name: Ordinal.first, lifetime: .scoped(.request)) { _ in
+        TrackedResource("older", log: log)
       }
       registry.register(AsyncTrackedResource.self, lifetime: .scoped(.request)) { _ in
         AsyncTrackedResource("pool", log: log)
       }
+      registry.register(TrackedResource.self, name: Ordinal.third, lifetime: .scoped(.request)) { _ in
+        TrackedResource("newer", log: log)
+      }
     }
     let request = try container.makeScope(.request)
-    let sync = try request.resolve(TrackedResource.self)
+    let older = try request.resolve(TrackedResource.self, name: Ordinal.first)
     let pool = try request.resolve(AsyncTrackedResource.self)
+    let newer = try request.resolve(TrackedResource.self, name: Ordinal.third)
 
     let error = try #require(resolutionError { try request.close() })
 
@@ -24,12 +28,15 @@ import Testing
     let disposalError = try #require(error.disposalErrors.first as? DisposalError)
     #expect(disposalError.underlying is AsyncDisposalRequired)
     #expect(isPlainKey(disposalError.key, of: AsyncTrackedResource.self))
-    #expect(sync.disposeCount == 1)
+    // What was made after the asynchronous instance is disposed before `close()` returns.
+    #expect(newer.disposeCount == 1)
     #expect(request.isClosed)
-    // The asynchronous disposer still runs, once, in the background.
-    #expect(await eventually { pool.disposeCount == 1 })
+    // The asynchronous disposer runs once, in the background, and what was made before it (what it
+    // may be built from) is disposed after it there, not before.
+    #expect(await eventually { older.disposeCount == 1 })
+    #expect(log.elements == ["dispose newer", "async dispose pool", "dispose older"])
     try await Task.sleep(for: .milliseconds(20))
-    #expect(pool.disposeCount == 1)
+    #expect([older.disposeCount, pool.disposeCount, newer.disposeCount] == [1, 1, 1])
   }
 
   @Test func anAwaitedCloseAwaitsAsyncDisposersInReverseCreationOrderExactlyOnce() async throws {
