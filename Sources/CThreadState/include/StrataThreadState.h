@@ -32,6 +32,10 @@ typedef struct strata_thread_state {
   const void *_Nullable ambient_owner;
   /// The registration (unretained) of that shared instance, set and cleared with `ambient_owner`.
   const void *_Nullable ambient_holder;
+  /// The identity (`AnyRegistration.identity`) of the registration whose instance a running
+  /// `Lazy`, `Provider` or `@Injected` resolve feeds, or 0: what that resolve makes is disposed
+  /// after that instance, not before.
+  uintptr_t deferred_holder_identity;
   /// The tree (a container's `treeID`) this thread last published a snapshot to, and the registry
   /// version it published: a resolve running on this thread sees what its own factories
   /// registered.

@@ -133,7 +133,7 @@ final class InjectionStorage<Value> {
   @usableFromInline weak let scope: Scope?
   /// The shared registration whose factory made the holder of this property, if any: reading it
   /// obeys that instance's lifetime rules. Weak, as in ``Lazy``.
-  @usableFromInline let holder: DeferredHolder?
+  @usableFromInline let holder: DeferredHolding
   /// Whether a scope was given (or current) at creation; if it is gone, reading fails.
   @usableFromInline let hadScope: Bool
   @usableFromInline let make: (@Sendable (Scope) throws -> Value)?
@@ -144,7 +144,7 @@ final class InjectionStorage<Value> {
   @usableFromInline
   init(scope: Scope?, make: @escaping @Sendable (Scope) throws -> Value) {
     self.scope = scope
-    self.holder = scope?.deferredHolder
+    self.holder = scope?.deferredHolder ?? .unheld
     self.hadScope = scope != nil
     self.make = make
   }
@@ -152,7 +152,7 @@ final class InjectionStorage<Value> {
   @inlinable
   init(value: Value) {
     self.scope = nil
-    self.holder = nil
+    self.holder = .unheld
     self.hadScope = false
     self.make = nil
     self.cached = ValueBox(value)

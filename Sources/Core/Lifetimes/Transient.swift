@@ -51,7 +51,7 @@ extension Registration {
       try activation?(resolver, instance)
     } catch {
       var failure = ResolutionError.propagating(error, through: self, activating: true)
-      if let disposal = Disposal.of(instance, key: key) {
+      if let disposal = Disposal.of(instance, key: key, registration: identity) {
         failure.disposalErrors += Scope.disposeNow(disposal)
       }
       throw failure

@@ -32,6 +32,14 @@ enum ThreadContext {
     set { strata_thread_state().pointee.ambient_holder = newValue?.address }
   }
 
+  /// The identity of the registration whose existing instance the running `Lazy`, `Provider` or
+  /// `@Injected` resolve on this thread feeds, or 0: what it makes is a dependency of that
+  /// instance, made after it.
+  static var deferredHolderIdentity: UInt {
+    get { strata_thread_state().pointee.deferred_holder_identity }
+    set { strata_thread_state().pointee.deferred_holder_identity = newValue }
+  }
+
   /// The holder a resolve starting in `scope` builds for, when `scope` is the owner of the shared
   /// instance whose factory runs on this thread: then the resolve (through ``Scope/current``, or a
   /// captured reference to that scope) feeds that instance, and the lifetime rules apply to it.

@@ -165,7 +165,7 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   @inlinable
   final func disposal(for instance: Service) -> Disposal? {
     guard mayNeedDisposal(instance) else { return nil }
-    let disposal = Disposal.of(instance, key: key)
+    let disposal = Disposal.of(instance, key: key, registration: identity)
     // Not remembered for a wrapper (`Optional`, `AnyHashable`): whether it needs disposal depends
     // on the value inside, and a `nil` must not hide a later disposable value.
     if disposal == nil, !DisposalKind.wrapsValues(Swift.type(of: instance)) {

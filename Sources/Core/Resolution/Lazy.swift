@@ -26,7 +26,9 @@ import Synchronization
 /// keep that scope alive: a scoped service holding one would otherwise keep its own scope, and
 /// everything the scope made, alive forever. Read after the scope was freed, it throws
 /// ``ResolutionError/Code/scopeClosed``; a value it already resolved stays readable. Reading
-/// ``value`` from several threads at once resolves once.
+/// ``value`` from several threads at once resolves once. When a scope disposes both, the instance
+/// holding the `Lazy` is disposed before what the `Lazy` resolved for it, as if that had been
+/// made first, so its disposer can still use the value.
 ///
 /// `Sendable` when `Value` is: every thread that reads a `Lazy` gets the one cached value, so a
 /// value that is not `Sendable` must stay on one thread with its `Lazy`. (`@unchecked`: `cached`
@@ -37,7 +39,7 @@ public final class Lazy<Value> {
   /// The shared registration whose instance this was made for, if any: its resolve obeys that
   /// instance's lifetime rules. Weak: the instance may hold this `Lazy`, and the registration
   /// holds the instance.
-  @usableFromInline let holder: DeferredHolder?
+  @usableFromInline let holder: DeferredHolding
   @usableFromInline let key: ServiceKey
   @usableFromInline let make: @Sendable (Scope) throws -> Value
   /// The once-guard: no plain lock is held while the resolve runs, and a thread that re-enters
@@ -52,7 +54,7 @@ public final class Lazy<Value> {
 
   @usableFromInline
   init(
-    scope: Scope, holder: DeferredHolder?, key: ServiceKey, make: @escaping @Sendable (Scope) throws -> Value
+    scope: Scope, holder: DeferredHolding, key: ServiceKey, make: @escaping @Sendable (Scope) throws -> Value
   ) {
     self.scope = scope
     self.holder = holder
@@ -113,11 +115,11 @@ public struct Provider<Value>: Sendable {
   /// Weak: see ``Lazy``.
   @usableFromInline weak let scope: Scope?
   /// As ``Lazy``'s: the shared registration whose instance this was made for, if any.
-  private let holder: DeferredHolder?
+  private let holder: DeferredHolding
   private let make: @Sendable (Scope) throws -> Value
 
   @usableFromInline
-  init(scope: Scope, holder: DeferredHolder?, make: @escaping @Sendable (Scope) throws -> Value) {
+  init(scope: Scope, holder: DeferredHolding, make: @escaping @Sendable (Scope) throws -> Value) {
     self.scope = scope
     self.holder = holder
     self.make = make
@@ -141,21 +143,21 @@ public struct Provider<Value>: Sendable {
 /// A type Strata builds by itself when asked for and not registered: ``Lazy`` and ``Provider``.
 @usableFromInline
 protocol ImplicitDependency {
-  init(implicitIn scope: Scope, holder: DeferredHolder?)
+  init(implicitIn scope: Scope, holder: DeferredHolding)
 }
 
 extension ImplicitDependency {
   /// An instance for `scope`, as `Service`, which is this type (the caller found `Service` to
   /// conform).
   @inlinable
-  static func make<Service>(as _: Service.Type, in scope: Scope, holder: DeferredHolder?) throws -> Service {
+  static func make<Service>(as _: Service.Type, in scope: Scope, holder: DeferredHolding) throws -> Service {
     try identicallyTyped(Self(implicitIn: scope, holder: holder), as: Service.self)
   }
 }
 
 extension Lazy: ImplicitDependency {
   @inlinable
-  convenience init(implicitIn scope: Scope, holder: DeferredHolder?) {
+  convenience init(implicitIn scope: Scope, holder: DeferredHolding) {
     self.init(scope: scope, holder: holder, key: ServiceKey(Value.self, name: nil)) {
       try $0.resolve(Value.self)
     }
@@ -164,7 +166,7 @@ extension Lazy: ImplicitDependency {
 
 extension Provider: ImplicitDependency {
   @inlinable
-  init(implicitIn scope: Scope, holder: DeferredHolder?) {
+  init(implicitIn scope: Scope, holder: DeferredHolding) {
     self.init(scope: scope, holder: holder) { try $0.resolve(Value.self) }
   }
 }
@@ -197,11 +199,16 @@ enum ResolutionNesting {
   /// `scope` is the current one. Without a holder (the common case), only the nesting is counted.
   @usableFromInline
   static func nest<Result>(
-    _ key: ServiceKey, for holder: DeferredHolder?, in scope: Scope, _ body: () throws -> Result
+    _ key: ServiceKey, for holder: DeferredHolding, in scope: Scope, _ body: () throws -> Result
   ) throws -> Result {
-    guard let holder else { return try nest(key, body) }
+    guard holder.identity != 0 else { return try nest(key, body) }
     return try nest(key) {
-      guard let registration = holder.registration else { return try body() }
+      // The holder's instance exists already, so what this resolve makes would be filed for
+      // disposal after it; `Scope.file` files it below the holder instead.
+      let outerIdentity = ThreadContext.deferredHolderIdentity
+      ThreadContext.deferredHolderIdentity = holder.identity
+      defer { ThreadContext.deferredHolderIdentity = outerIdentity }
+      guard let registration = holder.rules?.registration else { return try body() }
       let outerOwner = ThreadContext.ambientOwner
       let outerHolder = ThreadContext.ambientHolder
       ThreadContext.ambientOwner = ScopeRef(scope)

@@ -147,8 +147,8 @@ extension Resolver {
   /// The shared registration a ``Lazy`` or ``Provider`` made now is made for: the instance this
   /// resolve builds, or the one whose factory made this scope current.
   @usableFromInline
-  var deferredHolder: DeferredHolder? {
-    DeferredHolder.link(to: captor ?? ThreadContext.ambientHolder(resolvingIn: scope))
+  var deferredHolder: DeferredHolding {
+    DeferredHolding.link(to: captor ?? ThreadContext.ambientHolder(resolvingIn: scope))
   }
 }
 

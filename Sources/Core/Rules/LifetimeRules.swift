@@ -82,15 +82,32 @@ package enum LifetimeRules {
 final class DeferredHolder: Sendable {
   weak let registration: AnyRegistration?
 
-  /// A link to `registration`, or `nil` when the rules cannot forbid it anything.
-  static func link(to registration: RegistrationRef?) -> DeferredHolder? {
-    guard let registration, registration.with({ LifetimeRules.constrainsLookups(by: $0.kind) }) else {
-      return nil
-    }
-    return DeferredHolder(registration.registration)
-  }
-
-  private init(_ registration: AnyRegistration) {
+  fileprivate init(_ registration: AnyRegistration) {
     self.registration = registration
+  }
+}
+
+/// What a `Lazy`, `Provider` or `@Injected` property knows of the shared instance it was made for:
+/// the instance's lifetime rules, when they can forbid it something (``DeferredHolder``), and
+/// which registration it is, so that what it resolves later is disposed after that instance (see
+/// ``DisposalStack/push(_:belowNewestOf:)``). No allocation unless the rules need the link.
+@usableFromInline
+struct DeferredHolding: Sendable {
+  /// The link the lifetime rules need, or `nil`.
+  @usableFromInline let rules: DeferredHolder?
+  /// The registration's ``AnyRegistration/identity``, or 0 when made for no shared instance.
+  @usableFromInline let identity: UInt
+
+  /// Made for no shared instance.
+  @usableFromInline static var unheld: DeferredHolding { DeferredHolding(rules: nil, identity: 0) }
+
+  /// What a property made now for `registration`'s instance holds; for none if it is `nil`.
+  static func link(to registration: RegistrationRef?) -> DeferredHolding {
+    guard let registration else { return .unheld }
+    return registration.with { registration in
+      DeferredHolding(
+        rules: LifetimeRules.constrainsLookups(by: registration.kind) ? DeferredHolder(registration) : nil,
+        identity: registration.identity)
+    }
   }
 }

@@ -62,11 +62,14 @@ struct Disposal: @unchecked Sendable {
   }
 
   @usableFromInline let key: ServiceKey
+  /// The ``AnyRegistration/identity`` of the registration that made the instance.
+  @usableFromInline let registration: UInt
   @usableFromInline let action: Action
 
   @usableFromInline
-  init(key: ServiceKey, action: Action) {
+  init(key: ServiceKey, registration: UInt, action: Action) {
     self.key = key
+    self.registration = registration
     self.action = action
   }
 
@@ -77,7 +80,7 @@ struct Disposal: @unchecked Sendable {
   /// that succeeds starts from the static type, which the compiler resolves when that type
   /// conforms (an instance behind a protocol type is cast at run time).
   @inlinable
-  static func of<Instance>(_ instance: Instance, key: ServiceKey) -> Disposal? {
+  static func of<Instance>(_ instance: Instance, key: ServiceKey, registration: UInt) -> Disposal? {
     var kind = DisposalKind.of(Swift.type(of: instance)) {
       if DisposalKind.wrapsValues(Swift.type(of: instance)) { return .perInstance }
       if instance is any AsyncDisposable { return .async }
@@ -95,16 +98,16 @@ struct Disposal: @unchecked Sendable {
     case .async:
       // The static type's conformance, when it has one: the compiler resolves this cast.
       if let type = Instance.self as? any AsyncDisposable.Type {
-        return Disposal(key: key, action: .async(AsyncDisposer(ObjectBox.box(instance), as: type)))
+        return Disposal(key: key, registration: registration, action: .async(AsyncDisposer(ObjectBox.box(instance), as: type)))
       }
       guard let disposable = instance as? any AsyncDisposable else { return nil }
-      return Disposal(key: key, action: .async(AsyncDisposer(disposable)))
+      return Disposal(key: key, registration: registration, action: .async(AsyncDisposer(disposable)))
     case .sync:
       if let type = Instance.self as? any Disposable.Type {
-        return Disposal(key: key, action: .sync(SyncDisposer(ObjectBox.box(instance), as: type)))
+        return Disposal(key: key, registration: registration, action: .sync(SyncDisposer(ObjectBox.box(instance), as: type)))
       }
       guard let disposable = instance as? any Disposable else { return nil }
-      return Disposal(key: key, action: .sync(SyncDisposer(disposable)))
+      return Disposal(key: key, registration: registration, action: .sync(SyncDisposer(disposable)))
     }
   }
 }
@@ -113,7 +116,7 @@ struct Disposal: @unchecked Sendable {
 ///
 /// **Invariant** (that of ``ObjectBox``): `object` is what `ObjectBox.box` made from a value of
 /// the type `run` unboxes. `init(_:)` makes both from one typed value; `init(_:as:)` is given the
-/// boxed object and its type separately, and has one caller, ``Disposal/of(_:key:)``, which boxes
+/// boxed object and its type separately, and has one caller, ``Disposal/of(_:key:registration:)``, which boxes
 /// the instance at its static type `Instance` and passes `Instance.self` itself (opened from
 /// `Instance.self as? any Disposable.Type`, so the same type). Neither is reachable by a user.
 @usableFromInline
@@ -173,7 +176,7 @@ public struct DisposalError: Error, CustomStringConvertible {
 
 /// Which disposal protocol a type conforms to, remembered per type for the whole process (see
 /// ``TypeFacts``): the first instance of a type pays for the casts that fail, and later instances
-/// make only the one cast that succeeds (see ``Disposal/of(_:key:)``).
+/// make only the one cast that succeeds (see ``Disposal/of(_:key:registration:)``).
 @usableFromInline
 enum DisposalKind: UInt {
   case none = 1

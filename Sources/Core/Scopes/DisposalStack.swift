@@ -37,6 +37,34 @@ struct DisposalStack: Sendable {
     }
   }
 
+  /// Files `disposal` just below the newest disposal of an instance of registration `holder` (an
+  /// ``AnyRegistration/identity``), so that it is disposed right after that one (and after what
+  /// was filed below it the same way before); as the newest if `holder` is 0 or has no instance
+  /// here.
+  ///
+  /// For an instance that a `Lazy`, `Provider` or `@Injected` made for an instance filed earlier:
+  /// its holder may use it until the holder's own disposer has run.
+  mutating func push(_ disposal: consuming Disposal, belowNewestOf holder: UInt) {
+    guard holder != 0, count > 0, let position = newestPosition(of: holder) else { return push(disposal) }
+    if disposal.isAsync { awaitsAnything = true }
+    count += 1
+    if position == 0 {
+      // Below the oldest: the new disposal becomes the oldest.
+      let oldest = first.take()
+      first = disposal
+      if let oldest { later = [oldest] + (later ?? []) }
+    } else {
+      later?.insert(disposal, at: position - 1)
+    }
+  }
+
+  /// Where the newest disposal of an instance of registration `identity` is, counting from the
+  /// oldest (0: `first`).
+  private func newestPosition(of identity: UInt) -> Int? {
+    if let later, let index = later.lastIndex(where: { $0.registration == identity }) { return index + 1 }
+    return first?.registration == identity ? 0 : nil
+  }
+
   /// Takes the newest disposal out; `nil` once the stack is empty. Moves it: no copy is made, so
   /// running a disposer costs no retain of the instance.
   mutating func popNewest() -> Disposal? {

@@ -136,8 +136,8 @@ extension Scope {
   /// The shared registration whose factory runs for this scope on this thread, if any: what a
   /// ``Lazy``, ``Provider`` or ``Injected`` made now is made for.
   @usableFromInline
-  final var deferredHolder: DeferredHolder? {
-    DeferredHolder.link(to: ThreadContext.ambientHolder(resolvingIn: ScopeRef(self)))
+  final var deferredHolder: DeferredHolding {
+    DeferredHolding.link(to: ThreadContext.ambientHolder(resolvingIn: ScopeRef(self)))
   }
 
   /// Throws `scopeClosed` once the scope or an ancestor is closing (plain loads up the chain).

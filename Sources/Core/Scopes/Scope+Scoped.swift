@@ -249,7 +249,9 @@ extension Scope {
     var pending = Optional(disposal)
     withStateIfMade { _ in
       guard lifecycle.takeOwnership(), !isClosed, let filed = pending.take() else { return }
-      guardedDisposals.push(filed)
+      // Made through a `Lazy`, `Provider` or `@Injected` of an instance this scope disposes: a
+      // dependency of that instance made after it, so disposed after it too.
+      guardedDisposals.push(filed, belowNewestOf: ThreadContext.deferredHolderIdentity)
     }
     return pending
   }
