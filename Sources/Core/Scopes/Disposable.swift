@@ -98,13 +98,17 @@ struct Disposal: @unchecked Sendable {
     case .async:
       // The static type's conformance, when it has one: the compiler resolves this cast.
       if let type = Instance.self as? any AsyncDisposable.Type {
-        return Disposal(key: key, registration: registration, action: .async(AsyncDisposer(ObjectBox.box(instance), as: type)))
+        return Disposal(
+          key: key, registration: registration,
+          action: .async(AsyncDisposer(ObjectBox.box(instance), as: type)))
       }
       guard let disposable = instance as? any AsyncDisposable else { return nil }
       return Disposal(key: key, registration: registration, action: .async(AsyncDisposer(disposable)))
     case .sync:
       if let type = Instance.self as? any Disposable.Type {
-        return Disposal(key: key, registration: registration, action: .sync(SyncDisposer(ObjectBox.box(instance), as: type)))
+        return Disposal(
+          key: key, registration: registration, action: .sync(SyncDisposer(ObjectBox.box(instance), as: type))
+        )
       }
       guard let disposable = instance as? any Disposable else { return nil }
       return Disposal(key: key, registration: registration, action: .sync(SyncDisposer(disposable)))
