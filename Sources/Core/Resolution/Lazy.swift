@@ -202,13 +202,13 @@ enum ResolutionNesting {
     _ key: ServiceKey, for holder: DeferredHolding, in scope: Scope, _ body: () throws -> Result
   ) throws -> Result {
     guard holder.identity != 0 else { return try nest(key, body) }
+    // The holder's instance exists already, so what this resolve makes would be filed for
+    // disposal after it; `Scope.file` files it below the holder instead.
+    let outerIdentity = ThreadContext.deferredHolderIdentity
+    ThreadContext.deferredHolderIdentity = holder.identity
+    defer { ThreadContext.deferredHolderIdentity = outerIdentity }
+    guard let registration = holder.rules?.registration else { return try nest(key, body) }
     return try nest(key) {
-      // The holder's instance exists already, so what this resolve makes would be filed for
-      // disposal after it; `Scope.file` files it below the holder instead.
-      let outerIdentity = ThreadContext.deferredHolderIdentity
-      ThreadContext.deferredHolderIdentity = holder.identity
-      defer { ThreadContext.deferredHolderIdentity = outerIdentity }
-      guard let registration = holder.rules?.registration else { return try body() }
       let outerOwner = ThreadContext.ambientOwner
       let outerHolder = ThreadContext.ambientHolder
       ThreadContext.ambientOwner = ScopeRef(scope)

@@ -39,13 +39,12 @@ struct DisposalStack: Sendable {
 
   /// Files `disposal` just below the newest disposal of an instance of registration `holder` (an
   /// ``AnyRegistration/identity``), so that it is disposed right after that one (and after what
-  /// was filed below it the same way before); as the newest if `holder` is 0 or has no instance
-  /// here.
+  /// was filed below it the same way before); as the newest if `holder` has no instance here.
   ///
   /// For an instance that a `Lazy`, `Provider` or `@Injected` made for an instance filed earlier:
   /// its holder may use it until the holder's own disposer has run.
   mutating func push(_ disposal: consuming Disposal, belowNewestOf holder: UInt) {
-    guard holder != 0, count > 0, let position = newestPosition(of: holder) else { return push(disposal) }
+    guard count > 0, let position = newestPosition(of: holder) else { return push(disposal) }
     if disposal.isAsync { awaitsAnything = true }
     count += 1
     if position == 0 {

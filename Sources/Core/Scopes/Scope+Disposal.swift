@@ -32,17 +32,25 @@ extension Scope {
     *, noasync, message: "in async code use `try await close()`, which awaits AsyncDisposable instances"
   )
   public final func close() throws {
+    let start = lifecycle.beginClose()
+    if case .anotherCloseRuns = start { return waitUntilClosed() }
+    defer {
+      releaseCachedInstances()
+      lifecycle.finishClose()
+    }
+    // A scope that never owned anything closes with two atomic writes and two loads.
+    guard case .dispose = start else { return }
     var errors: [any Error] = []
-    _ = closeSynchronously(collecting: &errors)
+    _ = disposeOwned(collecting: &errors)
     try throwIfFailed(errors)
   }
 
-  /// ``close()-5plpz`` with the errors added to `errors`.
+  /// ``close()-5plpz`` for a closing parent: adds the errors to `errors`.
   ///
   /// - Returns: The background task disposing what could not be disposed here (an
-  ///   ``AsyncDisposable`` instance and everything older), which a closing parent's own disposals
-  ///   must follow; `nil` if everything was disposed here.
-  private func closeSynchronously(collecting errors: inout [any Error]) -> Task<Void, Never>? {
+  ///   ``AsyncDisposable`` instance and everything older), which the parent's own disposals must
+  ///   follow; `nil` if everything was disposed here.
+  private func closeAsChild(collecting errors: inout [any Error]) -> Task<Void, Never>? {
     let start = lifecycle.beginClose()
     if case .anotherCloseRuns = start {
       waitUntilClosed()
@@ -52,12 +60,22 @@ extension Scope {
       releaseCachedInstances()
       lifecycle.finishClose()
     }
-    // A scope that never owned anything closes with two atomic writes and two loads.
     guard case .dispose = start else { return nil }
+    return disposeOwned(collecting: &errors)
+  }
+
+  /// Closes the children and disposes what the scope owns, once this thread began the close (see
+  /// ``closeAsChild(collecting:)`` for the result).
+  private func disposeOwned(collecting errors: inout [any Error]) -> Task<Void, Never>? {
     var own = DisposalStack()
     guard let children = takeOwned(&own, synchronousCloser: currentThreadID()) else { return nil }
-    let childrenLeft = children.compactMap { $0.closeSynchronously(collecting: &errors) }
-    let left = Scope.disposeInReverse(&own, errors: &errors, after: childrenLeft)
+    let left: Task<Void, Never>?
+    if children.isEmpty {
+      left = Scope.disposeInReverse(&own, errors: &errors)
+    } else {
+      let childrenLeft = children.compactMap { $0.closeAsChild(collecting: &errors) }
+      left = Scope.disposeInReverse(&own, errors: &errors, after: childrenLeft)
+    }
     detachFromParent()
     return left
   }
@@ -73,21 +91,29 @@ extension Scope {
   private static func disposeInReverse(
     _ disposals: inout DisposalStack, errors: inout [any Error], after earlier: [Task<Void, Never>] = []
   ) -> Task<Void, Never>? {
-    var background: [Disposal] = []
     var disposed = DisposedObjects(count: disposals.count)
-    while let disposal = disposals.popNewest() {
-      guard disposed.isFirst(disposal) else { continue }
-      switch disposal.action {
-      case .sync(let disposable) where background.isEmpty && earlier.isEmpty:
+    var background: [Disposal] = []
+    if earlier.isEmpty {
+      // Here, newest first, up to the first asynchronous instance.
+      while let disposal = disposals.popNewest() {
+        guard disposed.isFirst(disposal) else { continue }
+        guard case .sync(let disposable) = disposal.action else {
+          errors.append(DisposalError(key: disposal.key, underlying: AsyncDisposalRequired()))
+          background.append(disposal)
+          break
+        }
         do { try disposable.dispose() } catch {
           errors.append(DisposalError(key: disposal.key, underlying: error))
         }
-      case .sync:
-        background.append(disposal)
-      case .async:
-        errors.append(DisposalError(key: disposal.key, underlying: AsyncDisposalRequired()))
-        background.append(disposal)
       }
+    }
+    // The rest in the background task, in the same order.
+    while let disposal = disposals.popNewest() {
+      guard disposed.isFirst(disposal) else { continue }
+      if disposal.isAsync {
+        errors.append(DisposalError(key: disposal.key, underlying: AsyncDisposalRequired()))
+      }
+      background.append(disposal)
     }
     guard !(background.isEmpty && earlier.isEmpty) else { return nil }
     let pending = background

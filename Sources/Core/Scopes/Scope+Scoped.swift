@@ -247,11 +247,16 @@ extension Scope {
   private func file(_ disposal: consuming Disposal) -> Disposal? {
     guard ensureLinked() else { return disposal }
     var pending = Optional(disposal)
+    // Made through a `Lazy`, `Provider` or `@Injected` of an instance this scope disposes: a
+    // dependency of that instance made after it, so disposed after it too.
+    let holder = ThreadContext.deferredHolderIdentity
     withStateIfMade { _ in
       guard lifecycle.takeOwnership(), !isClosed, let filed = pending.take() else { return }
-      // Made through a `Lazy`, `Provider` or `@Injected` of an instance this scope disposes: a
-      // dependency of that instance made after it, so disposed after it too.
-      guardedDisposals.push(filed, belowNewestOf: ThreadContext.deferredHolderIdentity)
+      if holder == 0 {
+        guardedDisposals.push(filed)
+      } else {
+        guardedDisposals.push(filed, belowNewestOf: holder)
+      }
     }
     return pending
   }
