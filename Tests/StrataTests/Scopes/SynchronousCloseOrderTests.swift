@@ -104,24 +104,4 @@ private final class RollbackTransaction: AsyncDisposable, Sendable {
     #expect(disposed.value == 3)
     #expect(log.elements.count == 4)
   }
-
-  @Test func withoutAnAsyncDisposableEverythingIsDisposedBeforeCloseReturns() throws {
-    let log = Collector<String>()
-    let container = try Container { registry in
-      registry.register(TrackedResource.self, name: Ordinal.first, lifetime: .scoped(.session)) { _ in
-        TrackedResource("session", log: log)
-      }
-      registry.register(TrackedResource.self, name: Ordinal.third, lifetime: .scoped(.request)) { _ in
-        TrackedResource("request", log: log)
-      }
-    }
-    let session = try container.makeScope(.session)
-    let request = try session.makeScope(.request)
-    _ = try request.resolve(TrackedResource.self, name: Ordinal.first)
-    _ = try request.resolve(TrackedResource.self, name: Ordinal.third)
-
-    try closeSynchronously(session)
-
-    #expect(log.elements == ["dispose request", "dispose session"])
-  }
 }
