@@ -46,6 +46,20 @@ private final class ProvidedWork: Disposable, Sendable {
   func dispose() throws { log.append("dispose work") }
 }
 
+/// The same with an `@Injected` property given the scope the holder is made in.
+private final class InjectedWork: Disposable, @unchecked Sendable {
+  @Injected var connection: LoggedConnection
+  let log: Collector<String>
+  init(scope: Scope, log: Collector<String>) {
+    _connection = Injected(from: scope)
+    self.log = log
+  }
+  func dispose() throws {
+    log.append(
+      try $connection.resolve().isOpen ? "commit on open connection" : "commit on disposed connection")
+  }
+}
+
 /// What a `Lazy`, `Provider` or `@Injected` makes after its holder is a dependency of the holder:
 /// the scope disposes it after the holder, although it was made later.
 @Suite struct DeferredDisposalOrderTests {
@@ -126,6 +140,24 @@ private final class ProvidedWork: Disposable, Sendable {
     _ = try container.resolve(UnitOfWork.self).connection.value
 
     try closeSynchronously(container)
+
+    #expect(log.elements == ["commit on open connection", "dispose connection"])
+  }
+
+  @Test func aDependencyMadeThroughInjectedIsDisposedAfterItsHolder() throws {
+    let log = Collector<String>()
+    let container = try Container { registry in
+      registry.register(LoggedConnection.self, lifetime: .scoped(.request)) { _ in LoggedConnection(log: log)
+      }
+      registry.register(InjectedWork.self, lifetime: .scoped(.request)) { resolver in
+        InjectedWork(scope: resolver.currentScope, log: log)
+      }
+    }
+    let request = try container.makeScope(.request)
+    let work = try request.resolve(InjectedWork.self)
+    #expect(work.connection.isOpen)  // made now, after the work
+
+    try closeSynchronously(request)
 
     #expect(log.elements == ["commit on open connection", "dispose connection"])
   }
