@@ -295,15 +295,6 @@ extension Scope {
       disposalErrors: errors)
   }
 
-  static func collect(_ body: () throws -> Void) -> [any Error] {
-    do {
-      try body()
-      return []
-    } catch {
-      return flatten(error)
-    }
-  }
-
   /// A child's aggregate error as its disposer errors; any other error as itself.
   static func flatten(_ error: any Error) -> [any Error] {
     if let error = error as? ResolutionError, error.code == .disposalFailed { return error.disposalErrors }
