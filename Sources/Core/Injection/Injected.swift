@@ -131,8 +131,9 @@ public struct Injection<Value> {
 final class InjectionStorage<Value> {
   /// Weak, so that an instance holding the property does not keep its own scope alive.
   @usableFromInline weak let scope: Scope?
-  /// The shared registration whose factory made the holder of this property, if any: reading it
-  /// obeys that instance's lifetime rules. Weak, as in ``Lazy``.
+  /// The shared instance whose factory made the holder of this property, if any: reading it
+  /// obeys that instance's lifetime rules, and what it makes is disposed after that instance. As
+  /// in ``Lazy``.
   @usableFromInline let holder: DeferredHolding
   /// Whether a scope was given (or current) at creation; if it is gone, reading fails.
   @usableFromInline let hadScope: Bool

@@ -1,8 +1,9 @@
 import CStrataThreadState
 
 /// What Strata remembers per thread while resolves run on it: how deep `Lazy`/`Provider` resolves
-/// nest, which scope a shared instance's factory runs for, and whether the thread's stack is
-/// nearly used up.
+/// nest, which scope a shared instance's factory runs for, which shared instance a running
+/// `Lazy`/`Provider` resolve feeds (so that what it makes is disposed after that instance), and
+/// whether the thread's stack is nearly used up.
 ///
 /// The state lives in a C `_Thread_local` (`Sources/CThreadState`), which Swift cannot declare:
 /// reading it costs a load where a pthread key costs a library call, and the stack check compares

@@ -36,9 +36,10 @@ import Synchronization
 public final class Lazy<Value> {
   /// Weak: see the type's discussion.
   @usableFromInline weak let scope: Scope?
-  /// The shared registration whose instance this was made for, if any: its resolve obeys that
-  /// instance's lifetime rules. Weak: the instance may hold this `Lazy`, and the registration
-  /// holds the instance.
+  /// The shared instance this was made for, if any: its resolve obeys that instance's lifetime
+  /// rules, and what it makes is disposed after that instance (see ``DeferredHolding``). Its link
+  /// to the registration is weak: the instance may hold this `Lazy`, and the registration holds
+  /// the instance.
   @usableFromInline let holder: DeferredHolding
   @usableFromInline let key: ServiceKey
   @usableFromInline let make: @Sendable (Scope) throws -> Value
@@ -195,8 +196,10 @@ enum ResolutionNesting {
   }
 
   /// ``nest(_:_:)`` for a `Lazy`, `Provider` or `@Injected` made for `holder`'s instance in
-  /// `scope`: as inside its factory, the lifetime rules apply to it (see `Scope.owningScope`), and
-  /// `scope` is the current one. Without a holder (the common case), only the nesting is counted.
+  /// `scope`: what it makes is filed for disposal below that instance (`Scope.file`), and, where
+  /// the holder's lifetime rules can forbid something, they apply to it as inside its factory (see
+  /// `Scope.owningScope`), with `scope` the current one. Without a holder (made outside any
+  /// shared instance's factory), only the nesting is counted.
   @usableFromInline
   static func nest<Result>(
     _ key: ServiceKey, for holder: DeferredHolding, in scope: Scope, _ body: () throws -> Result

@@ -38,7 +38,9 @@ extension Scope {
       releaseCachedInstances()
       lifecycle.finishClose()
     }
-    // A scope that never owned anything closes with two atomic writes and two loads.
+    // A scope that never owned anything closes with two atomic writes and two loads. (Not
+    // `closeAsChild`, which also returns the children's background work: through it, a plain
+    // request scope's close cost about 70 more instructions.)
     guard case .dispose = start else { return }
     var errors: [any Error] = []
     _ = disposeOwned(collecting: &errors)
