@@ -36,6 +36,9 @@ typedef struct strata_thread_state {
   /// `Lazy`, `Provider` or `@Injected` resolve feeds, or 0: what that resolve makes is disposed
   /// after that instance, not before.
   uintptr_t deferred_holder_identity;
+  /// The scope (its address; held by the running resolve) whose disposals that applies to: the one
+  /// the resolve runs in, which owns the instance.
+  uintptr_t deferred_holder_scope;
   /// The tree (a container's `treeID`) this thread last published a snapshot to, and the registry
   /// version it published: a resolve running on this thread sees what its own factories
   /// registered.

@@ -33,12 +33,20 @@ enum ThreadContext {
     set { strata_thread_state().pointee.ambient_holder = newValue?.address }
   }
 
-  /// The identity of the registration whose existing instance the running `Lazy`, `Provider` or
-  /// `@Injected` resolve on this thread feeds, or 0: what it makes is a dependency of that
-  /// instance, made after it.
-  static var deferredHolderIdentity: UInt {
-    get { strata_thread_state().pointee.deferred_holder_identity }
-    set { strata_thread_state().pointee.deferred_holder_identity = newValue }
+  /// The shared instance that the running `Lazy`, `Provider` or `@Injected` resolve on this
+  /// thread feeds: its registration's identity and the scope the resolve runs in (the
+  /// `ObjectIdentifier` bits of a scope the resolve holds); both 0 if none. What the resolve makes
+  /// in that scope is a dependency of that instance, made after it.
+  static var deferredHolder: (identity: UInt, scope: UInt) {
+    get {
+      let state = strata_thread_state()
+      return (state.pointee.deferred_holder_identity, state.pointee.deferred_holder_scope)
+    }
+    set {
+      let state = strata_thread_state()
+      state.pointee.deferred_holder_identity = newValue.identity
+      state.pointee.deferred_holder_scope = newValue.scope
+    }
   }
 
   /// The holder a resolve starting in `scope` builds for, when `scope` is the owner of the shared

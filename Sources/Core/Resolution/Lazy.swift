@@ -207,9 +207,9 @@ enum ResolutionNesting {
     guard holder.identity != 0 else { return try nest(key, body) }
     // The holder's instance exists already, so what this resolve makes would be filed for
     // disposal after it; `Scope.file` files it below the holder instead.
-    let outerIdentity = ThreadContext.deferredHolderIdentity
-    ThreadContext.deferredHolderIdentity = holder.identity
-    defer { ThreadContext.deferredHolderIdentity = outerIdentity }
+    let outerHolder = ThreadContext.deferredHolder
+    ThreadContext.deferredHolder = (holder.identity, UInt(bitPattern: ObjectIdentifier(scope)))
+    defer { ThreadContext.deferredHolder = outerHolder }
     guard let registration = holder.rules?.registration else { return try nest(key, body) }
     return try nest(key) {
       let outerOwner = ThreadContext.ambientOwner

@@ -249,7 +249,10 @@ extension Scope {
     var pending = Optional(disposal)
     // Made through a `Lazy`, `Provider` or `@Injected` of an instance this scope disposes: a
     // dependency of that instance made after it, so disposed after it too.
-    let holder = ThreadContext.deferredHolderIdentity
+    // (Only in the scope that resolve runs in: another scope it reaches may hold an instance of
+    // the same registration, which this one is not a dependency of.)
+    let deferred = ThreadContext.deferredHolder
+    let holder = deferred.scope == UInt(bitPattern: ObjectIdentifier(self)) ? deferred.identity : 0
     withStateIfMade { _ in
       guard lifecycle.takeOwnership(), !isClosed, let filed = pending.take() else { return }
       if holder == 0 {

@@ -162,6 +162,42 @@ private final class InjectedWork: Disposable, @unchecked Sendable {
     #expect(log.elements == ["commit on open connection", "dispose connection"])
   }
 
+  @Test func whatTheDeferredResolveMakesInAnotherScopeKeepsThatScopesOrder() throws {
+    let log = Collector<String>()
+    let other = Locked<Scope?>(nil)
+    let container = try Container { registry in
+      registry.register(TrackedResource.self, name: Ordinal.first, lifetime: .scoped(.request)) { _ in
+        TrackedResource("audit", log: log)
+      }
+      registry.register(TrackedResource.self, name: Ordinal.second, lifetime: .scoped(.request)) { _ in
+        TrackedResource("marker", log: log)
+      }
+      registry.register(LoggedConnection.self, lifetime: .scoped(.request)) { _ in
+        // Reaches into another request, which holds an instance of the same unit-of-work registration.
+        if let other = other.withLock({ $0 }) {
+          _ = try other.resolve(TrackedResource.self, name: Ordinal.first)
+        }
+        return LoggedConnection(log: log)
+      }
+      registry.register(UnitOfWork.self, lifetime: .scoped(.request)) { resolver in
+        UnitOfWork(connection: try resolver.resolve(Lazy<LoggedConnection>.self), log: log)
+      }
+    }
+    let first = try container.makeScope(.request)
+    let second = try container.makeScope(.request)
+    _ = try second.resolve(UnitOfWork.self)
+    _ = try second.resolve(TrackedResource.self, name: Ordinal.second)
+    other.withLock { $0 = second }
+    _ = try first.resolve(UnitOfWork.self).connection.value  // makes "audit" in the second request
+
+    try closeSynchronously(second)
+
+    // The second request's own order: "audit" is its newest, not a dependency of its unit of work.
+    #expect(log.elements == ["dispose audit", "dispose marker", "commit on open connection"])
+    other.withLock { $0 = nil }
+    try closeSynchronously(first)
+  }
+
   @Test func withoutAHolderTheOrderIsCreationOrder() throws {
     let log = Collector<String>()
     let container = try Container { registry in
