@@ -72,16 +72,45 @@ package final class ModuleAttribution: Hashable, Sendable {
 /// }
 /// ```
 public struct ServiceDependency: Hashable, Sendable, CustomStringConvertible {
+  /// The key as declared: for `.service(Lazy<T>.self)`, the key of `Lazy<T>` itself, which reads
+  /// as a deferred dependency on `T` (see ``resolved``).
+  private let declaredKey: ServiceKey
+  /// Whether it was declared deferred (``deferred(_:)``).
+  private let declaredDeferred: Bool
+
   /// The key the factory resolves: for a deferred dependency, the key of the service the `Lazy` or
   /// `Provider` resolves, never the key of the `Lazy` itself.
-  public let key: ServiceKey
+  public var key: ServiceKey { resolved.key }
   /// Whether the key is resolved later, through a `Lazy` or `Provider`: such an edge may close a
   /// cycle, and the service it leads to is not made while the dependent is.
-  public let isDeferred: Bool
+  public var isDeferred: Bool { resolved.isDeferred }
 
   init(key: ServiceKey, isDeferred: Bool) {
-    self.key = key
-    self.isDeferred = isDeferred
+    declaredKey = key
+    declaredDeferred = isDeferred
+  }
+
+  /// The key and kind the declaration stands for. Whether a declared type is a `Lazy` or
+  /// `Provider` is found out here, when a tool reads the dependency, not when it is declared: in a
+  /// container of 10,000 service types that look-up misses the processor's cache for each one,
+  /// and registering should not pay for what only validation and export read.
+  private var resolved: (key: ServiceKey, isDeferred: Bool) {
+    guard !declaredDeferred, declaredKey.name == nil, !declaredKey.hasArguments,
+      let deferred = deferredType(declaredKey.serviceType)
+    else { return (declaredKey, declaredDeferred) }
+    return (deferred.deferredKey, true)
+  }
+
+  public static func == (lhs: ServiceDependency, rhs: ServiceDependency) -> Bool {
+    let left = lhs.resolved
+    let right = rhs.resolved
+    return left.key == right.key && left.isDeferred == right.isDeferred
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    let resolved = resolved
+    hasher.combine(resolved.key)
+    hasher.combine(resolved.isDeferred)
   }
 
   /// A dependency resolved while the factory runs.
@@ -119,17 +148,16 @@ public struct ServiceDependency: Hashable, Sendable, CustomStringConvertible {
   }
 
   /// The dependency behind a resolved key: a `Lazy<T>` or `Provider<T>` key stands for a deferred
-  /// dependency on `T`.
+  /// dependency on `T` (found out when it is read).
   init(parameterKey key: ServiceKey) {
-    if key.name == nil, !key.hasArguments, let deferred = deferredType(key.serviceType) {
-      self.init(key: deferred.deferredKey, isDeferred: true)
-    } else {
-      self.init(key: key, isDeferred: false)
-    }
+    self.init(key: key, isDeferred: false)
   }
 
   /// `Database`, or `Mailer (deferred)`.
-  public var description: String { isDeferred ? "\(key) (deferred)" : key.description }
+  public var description: String {
+    let resolved = resolved
+    return resolved.isDeferred ? "\(resolved.key) (deferred)" : resolved.key.description
+  }
 }
 
 /// A type that resolves another service later: ``Lazy`` and ``Provider``.
@@ -137,8 +165,8 @@ protocol DeferredDependency {
   static var deferredKey: ServiceKey { get }
 }
 
-/// Which types are ``DeferredDependency`` (1: no, 2: yes), for the whole process: every declared
-/// or auto-wired dependency is checked once per registration or validation (see ``TypeFacts``).
+/// Which types are ``DeferredDependency`` (1: no, 2: yes), for the whole process: a declared or
+/// auto-wired dependency is checked each time a tool reads it (see ``TypeFacts``).
 private let deferredTypes = TypeFacts()
 
 /// `type` as a ``DeferredDependency``, or `nil` if it is not one.
