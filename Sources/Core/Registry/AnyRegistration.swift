@@ -72,6 +72,14 @@ class AnyRegistration: @unchecked Sendable {
     RegistrationBatch.failing(Never.self, key: key, at: location, reason: reason)
   }
 
+  /// How many forwards materializing this registration appended right after it. Overridden by
+  /// ``Registration``.
+  var forwardCount: Int { 0 }
+
+  /// The forwards of this registration made again for `replacement`, which replaces it before
+  /// publication; `nil` if it has none. Overridden by ``Registration``.
+  func forwards(madeFor replacement: AnyRegistration) -> [AnyRegistration]? { nil }
+
   /// Makes an eager singleton's instance now. Overridden by ``Registration``.
   func createEagerly(in scope: Scope) throws {}
 

@@ -192,6 +192,12 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
 
   override func failing(_ reason: ResolutionError.Reason) -> AnyRegistration { failingTyped(reason) }
 
+  override var forwardCount: Int { forwardCountTyped }
+
+  override func forwards(madeFor replacement: AnyRegistration) -> [AnyRegistration]? {
+    forwardsTyped(madeFor: replacement)
+  }
+
   override func createEagerly(in scope: Scope) throws {
     guard let registration = withoutArguments else { return }
     _ = try scope.withResolver(captor: self, version: scope.registryVersion) {

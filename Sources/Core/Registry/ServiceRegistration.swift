@@ -15,7 +15,8 @@ class ServiceRegistration<Service>: AnyRegistration, @unchecked Sendable {
   @usableFromInline @exclusivity(unchecked) final var activation: Activation?
   /// The forwards to make when the batch is materialized; `nil` until one is added (an empty array
   /// of this element type would look up the generic registration type's metadata for every
-  /// registration), and again once they are made.
+  /// registration). Kept after they are made: a registration that an override replaces before
+  /// publication hands them to the override (see `forwards(madeFor:)`).
   @exclusivity(unchecked) final var forwards: [(Registration<Service>) -> AnyRegistration]?
 
   /// Adds `hook` after any hook added before.
@@ -39,14 +40,26 @@ extension Registration {
       throw ResolutionError(.sharedWithArguments(descriptor))
     }
     batch.append(self)
-    guard let pending = forwards else { return }
-    forwards = nil
-    guard !pending.isEmpty else { return }
+    guard let pending = forwards, !pending.isEmpty else { return }
     guard let plain = withoutArguments else {
       throw ResolutionError(.forwardWithArguments(descriptor))
     }
     let forwardAttributes = attributes.forForward
     for forward in pending { batch.append(forwardAttributes.applied(to: forward(plain))) }
+  }
+
+  /// How many forwards materializing this registration appended after it.
+  final var forwardCountTyped: Int { forwards?.count ?? 0 }
+
+  /// This registration's forwards made again for `replacement`, the registration of the same key
+  /// that replaces it before publication (a module's override): a forward follows the override
+  /// rather than lead to a registration that is never published. `nil` if `replacement` has
+  /// other types (it cannot: its key is this one's).
+  final func forwardsTyped(madeFor replacement: AnyRegistration) -> [AnyRegistration]? {
+    guard let pending = forwards, let target = replacement as? Registration<Service> else { return nil }
+    // Still this registration's forwards, declared where its module declared them.
+    let forwardAttributes = attributes.forForward
+    return pending.map { forwardAttributes.applied(to: $0(target)) }
   }
 
   /// A registration under this one's key, with its exact argument types, that throws

@@ -36,10 +36,7 @@ extension Scope {
       let materialized = try registrar.materialize()
       let dropped = try review(
         ReviewedBatch(registrations: materialized, mayHoldOverrides: registrar.batch.hasOverrides))
-      additions =
-        dropped.isEmpty
-        ? materialized
-        : materialized.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
+      additions = dropped.isEmpty ? materialized : Self.leavingOut(dropped, of: materialized)
       try publish(additions)
     } catch {
       registrar.batch.close(publishedTo: nil)
@@ -52,6 +49,28 @@ extension Scope {
     for registration in additions where registration.kind == .eagerSingleton {
       try registration.createEagerly(in: self)
     }
+  }
+}
+
+extension Scope {
+  /// `batch` without the registrations at the positions `dropped` (those an override replaces).
+  /// A dropped registration's forwards, which materializing placed right after it, are made again
+  /// for the registration of the same key that stays: `forwarding(to:)` then leads to the override,
+  /// as resolving the key itself does, and never to a registration that no scope holds (a
+  /// singleton reached that way would have had no owner).
+  static func leavingOut(_ dropped: Set<Int>, of batch: [AnyRegistration]) -> [AnyRegistration] {
+    var kept = batch
+    for position in dropped.sorted() {
+      let replaced = batch[position]
+      let count = replaced.forwardCount
+      guard count > 0, position + count < batch.count,
+        let replacement = batch.indices.last(where: { !dropped.contains($0) && batch[$0].key == replaced.key }
+        ),
+        let remade = replaced.forwards(madeFor: batch[replacement]), remade.count == count
+      else { continue }
+      for (offset, forward) in remade.enumerated() { kept[position + 1 + offset] = forward }
+    }
+    return kept.indices.filter { !dropped.contains($0) }.map { kept[$0] }
   }
 }
 
