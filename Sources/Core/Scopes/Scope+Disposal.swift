@@ -34,9 +34,13 @@ extension Scope {
   public final func close() throws {
     let start = lifecycle.beginClose()
     if case .anotherCloseRuns = start { return waitUntilClosed() }
+    // Closed before the cache is released: releasing runs the `deinit` of what the scope cached,
+    // which may close this scope again (a token that holds its scope), and that close must find
+    // it closed rather than wait for the close that runs it. (Everything to dispose is disposed
+    // by then; what is left is letting go of references.)
     defer {
-      releaseCachedInstances()
       lifecycle.finishClose()
+      releaseCachedInstances()
     }
     // A scope that never owned anything closes with two atomic writes and two loads. (Not
     // `closeAsChild`, which also returns the children's background work: through it, a plain
@@ -59,8 +63,8 @@ extension Scope {
       return nil
     }
     defer {
-      releaseCachedInstances()
       lifecycle.finishClose()
+      releaseCachedInstances()
     }
     guard case .dispose = start else { return nil }
     return disposeOwned(collecting: &errors)
@@ -172,8 +176,8 @@ extension Scope {
     case .awaiting(let taken): owned = taken
     }
     defer {
-      releaseCachedInstances()
       lifecycle.finishClose()
+      releaseCachedInstances()
     }
     let chain = ClosingChain(scope: self, next: Scope.closingChain)
     let dispose = { @Sendable () async -> [any Error] in
@@ -223,8 +227,8 @@ extension Scope {
     var finishesHere = true
     defer {
       if finishesHere {
-        releaseCachedInstances()
         lifecycle.finishClose()
+        releaseCachedInstances()
       }
     }
     var own = DisposalStack()
