@@ -97,6 +97,9 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
     guard kind == .scoped, let owner = Scope.owningScopeIfPresent(from: scope, tagID: scopeTagID) else {
       return nil
     }
+    // Inside the factory of a shared instance of this scope (through `Scope.current`), an untagged
+    // scoped instance may be captive: the full path decides, whether or not the instance exists.
+    if scopeTagID == 0, ThreadContext.ambientHolder(resolvingIn: scope) != nil { return nil }
     return owner.with { $0.readyInlineInstance(self, Registration.unboxed) }
   }
 
