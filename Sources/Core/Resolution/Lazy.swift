@@ -196,10 +196,10 @@ enum ResolutionNesting {
   }
 
   /// ``nest(_:_:)`` for a `Lazy`, `Provider` or `@Injected` made for `holder`'s instance in
-  /// `scope`: what it makes is filed for disposal below that instance (`Scope.file`), and, where
-  /// the holder's lifetime rules can forbid something, they apply to it as inside its factory (see
-  /// `Scope.owningScope`), with `scope` the current one. Without a holder (made outside any
-  /// shared instance's factory), only the nesting is counted.
+  /// `scope`: what it makes is filed for disposal below that instance (`Scope.file`), `scope` is
+  /// the current one (``Scope/current``), and, where the holder's lifetime rules can forbid
+  /// something, they apply to it as inside its factory (see `Scope.owningScope`). Without a
+  /// holder (made outside any shared instance's factory), only the nesting is counted.
   @usableFromInline
   static func nest<Result>(
     _ key: ServiceKey, for holder: DeferredHolding, in scope: Scope, _ body: () throws -> Result
@@ -210,12 +210,15 @@ enum ResolutionNesting {
     let outerHolder = ThreadContext.deferredHolder
     ThreadContext.deferredHolder = (holder.identity, UInt(bitPattern: ObjectIdentifier(scope)))
     defer { ThreadContext.deferredHolder = outerHolder }
-    guard let registration = holder.rules?.registration else { return try nest(key, body) }
+    // `Scope.current` is the holder's scope, as inside its factory, not whichever scope the
+    // reader is in: a `scoped(.session)` instance's `Lazy` read inside a request must not see
+    // (and keep) that request. A holder the rules do not constrain names no holder for them.
+    let registration = holder.rules?.registration
     return try nest(key) {
       let outerOwner = ThreadContext.ambientOwner
       let outerHolder = ThreadContext.ambientHolder
       ThreadContext.ambientOwner = ScopeRef(scope)
-      ThreadContext.ambientHolder = RegistrationRef(registration)
+      ThreadContext.ambientHolder = registration.map(RegistrationRef.init)
       defer {
         ThreadContext.ambientOwner = outerOwner
         ThreadContext.ambientHolder = outerHolder
