@@ -62,14 +62,27 @@ enum ThreadContext {
   /// Notes that this thread just published registry `version` in tree `tree`.
   static func notePublished(version: UInt, tree: UInt) {
     let state = strata_thread_state()
-    state.pointee.published_tree = tree
-    state.pointee.published_version = version
+    if state.pointee.published_tree != tree {
+      state.pointee.published_tree = tree
+      state.pointee.published_versions = (0, 0, 0, 0)
+      state.pointee.published_count = 0
+    }
+    switch state.pointee.published_count % 4 {
+    case 0: state.pointee.published_versions.0 = version
+    case 1: state.pointee.published_versions.1 = version
+    case 2: state.pointee.published_versions.2 = version
+    default: state.pointee.published_versions.3 = version
+    }
+    state.pointee.published_count &+= 1
   }
 
-  /// The newest registry version this thread published in tree `tree`; 0 if none.
-  static func publishedVersion(tree: UInt) -> UInt {
+  /// The registry versions of the last four snapshots this thread published in tree `tree`,
+  /// newest first; 0 for none.
+  static func publishedVersions(tree: UInt) -> [UInt] {
     let state = strata_thread_state()
-    return state.pointee.published_tree == tree ? state.pointee.published_version : 0
+    guard state.pointee.published_tree == tree, state.pointee.published_count != 0 else { return [] }
+    let versions = state.pointee.published_versions
+    return [versions.0, versions.1, versions.2, versions.3].filter { $0 != 0 }.sorted(by: >)
   }
 
   /// Whether the caller runs so near this thread's stack end that a resolve must stop with an

@@ -123,15 +123,22 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// ``registry(asOf:)`` when the current snapshot is newer than `version`: an older snapshot
   /// from the list that keeps every published snapshot alive as long as this scope lives.
   ///
-  /// A factory that registered something itself sees it: when this thread published in this tree
-  /// after the resolve began, the resolve reads at the version of that publish.
+  /// A factory that registered something itself sees it: when this thread published a snapshot
+  /// of this scope after the resolve began, the resolve reads this scope at the version of that
+  /// snapshot. Other scopes it reads as of the resolve's own version, so that a factory that
+  /// registers in one scope does not see, half, a batch another thread published in another scope
+  /// meanwhile. (Within this scope, the snapshot includes what was published here before it.)
   @usableFromInline
   final func publishedRegistry(asOf version: UInt) -> RegistryRef? {
-    let version = Swift.max(version, ThreadContext.publishedVersion(tree: treeID))
-    return withStateIfMade { state in
-      guard let snapshots = state?.snapshots,
-        let index = snapshots.lastIndex(where: { $0.version <= version })
-      else { return nil }
+    withStateIfMade { state in
+      guard let snapshots = state?.snapshots else { return nil }
+      // Versions are numbered per tree, so a snapshot of this scope with a version this thread
+      // published is one this thread published here.
+      let own = ThreadContext.publishedVersions(tree: treeID).first { own in
+        own > version && snapshots.contains { $0.version == own }
+      }
+      let readAt = own ?? version
+      guard let index = snapshots.lastIndex(where: { $0.version <= readAt }) else { return nil }
       return RegistryRef(snapshots[index])
     }
   }

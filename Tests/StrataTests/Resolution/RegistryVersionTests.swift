@@ -148,6 +148,67 @@ private final class Pause: Sendable {
       "the next resolve sees all of it")
   }
 
+  /// A factory that registers in one scope sees its own batch there, and nothing of a batch that
+  /// another thread published in another scope meanwhile: it used to read every scope at the
+  /// version of its own publish, which took in the other thread's batch half-way.
+  @Test(arguments: [false, true])
+  func aFactoryThatRegistersDoesNotSeeAnotherThreadsBatch(inNewScope: Bool) async throws {
+    struct Marker: Sendable {}
+    let pause = Pause()
+    let container = try Container { registry in
+      Self.registerEdition(1, into: registry)
+      registry.register(Assembly.self) { resolver in
+        let first = try resolver.resolve(Edition.self, name: Part.first)
+        pause.hold()
+        let child: Scope
+        if inNewScope {
+          child = try resolver.currentScope.makeScope(.session) { registry in
+            registry.register(Marker.self) { _ in Marker() }
+          }
+        } else {
+          child = try resolver.currentScope.makeScope(.session)
+          try child.register { registry in registry.register(Marker.self) { _ in Marker() } }
+        }
+        _ = try child.resolve(Marker.self)  // its own batch is there
+        let second = try resolver.resolve(Edition.self, name: Part.second)
+        return Assembly(first: first.number, second: second.number)
+      }
+    }
+    let result = Slot<Assembly>()
+    let failure = Slot<String>()
+    let thread = Thread {
+      do {
+        result.value = try container.resolve(Assembly.self)
+      } catch {
+        failure.value = "\(error)"
+      }
+    }
+    thread.start()
+    try pause.whileHeld {
+      try container.register { registry in Self.registerEdition(2, into: registry) }
+    }
+    #expect(await eventually { result.value != nil || failure.value != nil })
+    #expect(failure.value == nil)
+    #expect(result.value == Assembly(first: 1, second: 1))
+  }
+
+  /// A factory that registers in two scopes sees both of its batches.
+  @Test func aFactoryThatRegistersInTwoScopesSeesBoth() throws {
+    struct Marker: Sendable {}
+    let container = try Container { registry in
+      registry.register(Assembly.self) { resolver in
+        let session = try resolver.currentScope.makeScope(.session)
+        try resolver.currentScope.register { registry in Self.registerEdition(3, into: registry) }
+        try session.register { registry in registry.register(Marker.self) { _ in Marker() } }
+        _ = try session.resolve(Marker.self)
+        let first = try resolver.resolve(Edition.self, name: Part.first)
+        let second = try resolver.resolve(Edition.self, name: Part.second)
+        return Assembly(first: first.number, second: second.number)
+      }
+    }
+    #expect(try container.resolve(Assembly.self) == Assembly(first: 3, second: 3))
+  }
+
   @Test func aFactoryThatRegistersSeesWhatItRegistered() throws {
     let container = try Container { registry in
       registry.register(Assembly.self) { resolver in
