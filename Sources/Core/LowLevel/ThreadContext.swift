@@ -49,6 +49,14 @@ enum ThreadContext {
     }
   }
 
+  /// Whether `scope` is the owner of the shared instance whose factory (or deferred resolve) runs on
+  /// this thread: one load and a compare, for fast paths that leave such resolves to the checked
+  /// path (see ``ambientHolder(resolvingIn:)``).
+  @inlinable @inline(__always)
+  static func isAmbientOwner(_ scope: ScopeRef) -> Bool {
+    strata_thread_state().pointee.ambient_owner == scope.address
+  }
+
   /// The holder a resolve starting in `scope` builds for, when `scope` is the owner of the shared
   /// instance whose factory runs on this thread: then the resolve (through ``Scope/current``, or a
   /// captured reference to that scope) feeds that instance, and the lifetime rules apply to it.

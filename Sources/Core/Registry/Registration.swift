@@ -99,7 +99,7 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
     }
     // Inside the factory of a shared instance of this scope (through `Scope.current`), an untagged
     // scoped instance may be captive: the full path decides, whether or not the instance exists.
-    if scopeTagID == 0, ThreadContext.ambientHolder(resolvingIn: scope) != nil { return nil }
+    if scopeTagID == 0, ThreadContext.isAmbientOwner(scope) { return nil }
     return owner.with { $0.readyInlineInstance(self, Registration.unboxed) }
   }
 

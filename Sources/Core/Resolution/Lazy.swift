@@ -213,18 +213,19 @@ enum ResolutionNesting {
     // `Scope.current` is the holder's scope, as inside its factory, not whichever scope the
     // reader is in: a `scoped(.session)` instance's `Lazy` read inside a request must not see
     // (and keep) that request. A holder the rules do not constrain names no holder for them.
-    let registration = holder.rules?.registration
-    return try nest(key) {
-      let outerOwner = ThreadContext.ambientOwner
-      let outerHolder = ThreadContext.ambientHolder
-      ThreadContext.ambientOwner = ScopeRef(scope)
-      ThreadContext.ambientHolder = registration.map(RegistrationRef.init)
-      defer {
-        ThreadContext.ambientOwner = outerOwner
-        ThreadContext.ambientHolder = outerHolder
-      }
-      return try withExtendedLifetime(registration) { try body() }
+    let outerOwner = ThreadContext.ambientOwner
+    let outerAmbientHolder = ThreadContext.ambientHolder
+    defer {
+      ThreadContext.ambientOwner = outerOwner
+      ThreadContext.ambientHolder = outerAmbientHolder
     }
+    ThreadContext.ambientOwner = ScopeRef(scope)
+    guard let registration = holder.rules?.registration else {
+      ThreadContext.ambientHolder = nil
+      return try nest(key, body)
+    }
+    ThreadContext.ambientHolder = RegistrationRef(registration)
+    return try withExtendedLifetime(registration) { try nest(key, body) }
   }
 
 }
