@@ -94,12 +94,19 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   final func existingInstance(from scope: ScopeRef, registeredIn holder: ScopeRef) -> Service? {
     if kind == .transient { return nil }
     if shared.isReady { return readyInstance(owner: holder) }
-    guard kind == .scoped, let owner = Scope.owningScopeIfPresent(from: scope, tagID: scopeTagID) else {
-      return nil
-    }
-    // Inside the factory of a shared instance of this scope (through `Scope.current`), an untagged
-    // scoped instance may be captive: the full path decides, whether or not the instance exists.
+    guard kind == .scoped else { return nil }
+    return existingScopedInstance(from: scope)
+  }
+
+  /// The scoped instance of the scope that owns it as seen from `scope`, if it exists; `nil` too
+  /// inside the factory (or deferred resolve) of a shared instance of `scope` for an untagged
+  /// registration, which may be captive there: only the full path decides, whether or not the
+  /// instance exists. Out of line: inlined, it made the shortcut too large to inline for every
+  /// other lifetime.
+  @inlinable @inline(never)
+  final func existingScopedInstance(from scope: ScopeRef) -> Service? {
     if scopeTagID == 0, ThreadContext.isAmbientOwner(scope) { return nil }
+    guard let owner = Scope.owningScopeIfPresent(from: scope, tagID: scopeTagID) else { return nil }
     return owner.with { $0.readyInlineInstance(self, Registration.unboxed) }
   }
 
