@@ -39,14 +39,6 @@ typedef struct strata_thread_state {
   /// The scope (its address; held by the running resolve) whose disposals that applies to: the one
   /// the resolve runs in, which owns the instance.
   uintptr_t deferred_holder_scope;
-  /// The tree (a container's `treeID`) this thread last published snapshots to, and the registry
-  /// versions of its last four publishes there (0 for none), the newest at
-  /// `published_versions[(published_count - 1) % 4]`: a resolve running on this thread reads a
-  /// scope at the version of a snapshot it published there itself, so that a factory sees what it
-  /// registered, and at the resolve's own version elsewhere.
-  uintptr_t published_tree;
-  uintptr_t published_versions[4];
-  uintptr_t published_count;
 } strata_thread_state_t;
 
 extern _Thread_local strata_thread_state_t strata_thread_state_storage;

@@ -67,32 +67,6 @@ enum ThreadContext {
     return state.pointee.ambient_holder.map { RegistrationRef(unmanaged: .fromOpaque($0)) }
   }
 
-  /// Notes that this thread just published registry `version` in tree `tree`.
-  static func notePublished(version: UInt, tree: UInt) {
-    let state = strata_thread_state()
-    if state.pointee.published_tree != tree {
-      state.pointee.published_tree = tree
-      state.pointee.published_versions = (0, 0, 0, 0)
-      state.pointee.published_count = 0
-    }
-    switch state.pointee.published_count % 4 {
-    case 0: state.pointee.published_versions.0 = version
-    case 1: state.pointee.published_versions.1 = version
-    case 2: state.pointee.published_versions.2 = version
-    default: state.pointee.published_versions.3 = version
-    }
-    state.pointee.published_count &+= 1
-  }
-
-  /// The registry versions of the last four snapshots this thread published in tree `tree`,
-  /// newest first; 0 for none.
-  static func publishedVersions(tree: UInt) -> [UInt] {
-    let state = strata_thread_state()
-    guard state.pointee.published_tree == tree, state.pointee.published_count != 0 else { return [] }
-    let versions = state.pointee.published_versions
-    return [versions.0, versions.1, versions.2, versions.3].filter { $0 != 0 }.sorted(by: >)
-  }
-
   /// Whether the caller runs so near this thread's stack end that a resolve must stop with an
   /// error rather than recurse further.
   @inlinable @inline(__always)

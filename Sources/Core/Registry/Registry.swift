@@ -34,6 +34,11 @@ final class Registry: @unchecked Sendable {
   /// and read only after it was loaded (an acquire): no access overlaps a write, so the dynamic
   /// exclusivity check (measured: 90 instructions per singleton resolve) is off.
   @usableFromInline @exclusivity(unchecked) var version: UInt = 0
+  /// The thread that published this snapshot (`currentThreadID()`), written with `version`: a
+  /// resolve running on that thread reads the scope from this snapshot even though it is newer
+  /// than the resolve, so that a factory sees what it registered (see
+  /// `Scope.publishedRegistry(asOf:)`).
+  @exclusivity(unchecked) var publisher: UInt = 0
   /// This level's run of registrations, in registration order; owns what the slots refer to.
   let ownRegistrations: [AnyRegistration]
   private let nameTables: [NameTable]

@@ -82,8 +82,26 @@ extension Scope {
       {
         return Found(registration: registration, owner: current, version: version)
       }
-      guard let parent = current.parent else { return nil }
+      guard let parent = current.parent else { break }
       next = withRegistry(from: parent, generation: version)
+    }
+    return findInEveryScope(lookup, from: parent, version: version)
+  }
+
+  /// ``find(_:from:version:)`` past a miss, walking every scope from `start` up rather than the
+  /// skip cache: a scope that had no registrations when the resolve began is skipped there, but a
+  /// factory of this resolve may have published its first batch in it since, and sees its own
+  /// registrations (see ``publishedRegistry(asOf:)``). Only misses pay for the walk.
+  @usableFromInline @inline(never)
+  static func findInEveryScope<Name>(_ lookup: Lookup<Name>, from start: ScopeRef, version: UInt) -> Found? {
+    var next: ScopeRef? = start
+    while let current = next {
+      if let registry = current.with({ $0.registry(asOf: version) }),
+        let registration = registry.with({ $0.lookup(lookup) })
+      {
+        return Found(registration: registration, owner: current, version: version)
+      }
+      next = current.parent
     }
     return nil
   }

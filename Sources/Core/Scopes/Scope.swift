@@ -124,21 +124,23 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// from the list that keeps every published snapshot alive as long as this scope lives.
   ///
   /// A factory that registered something itself sees it: when this thread published a snapshot
-  /// of this scope after the resolve began, the resolve reads this scope at the version of that
+  /// of this scope after the resolve began, the resolve reads this scope from the newest such
   /// snapshot. Other scopes it reads as of the resolve's own version, so that a factory that
   /// registers in one scope does not see, half, a batch another thread published in another scope
   /// meanwhile. (Within this scope, the snapshot includes what was published here before it.)
+  ///
+  /// A thread's identifier is reused only after that thread ended, and so after anything it
+  /// published: a snapshot newer than a resolve that this thread is running was published by this
+  /// thread if its publisher reads as this thread.
   @usableFromInline
   final func publishedRegistry(asOf version: UInt) -> RegistryRef? {
-    withStateIfMade { state in
+    let thread = currentThreadID()
+    return withStateIfMade { state in
       guard let snapshots = state?.snapshots else { return nil }
-      // Versions are numbered per tree, so a snapshot of this scope with a version this thread
-      // published is one this thread published here.
-      let own = ThreadContext.publishedVersions(tree: treeID).first { own in
-        own > version && snapshots.contains { $0.version == own }
+      if let own = snapshots.last(where: { $0.version > version && $0.publisher == thread }) {
+        return RegistryRef(own)
       }
-      let readAt = own ?? version
-      guard let index = snapshots.lastIndex(where: { $0.version <= readAt }) else { return nil }
+      guard let index = snapshots.lastIndex(where: { $0.version <= version }) else { return nil }
       return RegistryRef(snapshots[index])
     }
   }
@@ -233,7 +235,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// state lock, then the publish lock; nothing takes them the other way round.
   func publish(_ additions: [AnyRegistration]) throws {
     guard !additions.isEmpty else { return }
-    let version = try withState { state in
+    try withState { state in
       guard !isClosed else {
         throw ResolutionError(.registeredInClosedScope(additions[0].key, scope: chainDescription))
       }
@@ -243,13 +245,12 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
         let root = links.root?.scope ?? self
         let version = root.registryGeneration.load(ordering: .relaxed) &+ 1
         snapshot.version = version
+        snapshot.publisher = currentThreadID()
         state.snapshots.append(snapshot)
         registry.publish(snapshot)
         root.registryGeneration.store(version, ordering: .releasing)
-        return version
       }
     }
-    ThreadContext.notePublished(version: version, tree: treeID)
   }
 
   /// The `treeID` of the container at the root of this scope's tree.

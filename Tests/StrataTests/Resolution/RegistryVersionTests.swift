@@ -209,6 +209,53 @@ private final class Pause: Sendable {
     #expect(try container.resolve(Assembly.self) == Assembly(first: 3, second: 3))
   }
 
+  /// A factory keeps seeing its own batch however many other batches it publishes, in this tree
+  /// or another.
+  @Test(arguments: [0, 4, 6])
+  func aFactorySeesItsOwnBatchAfterPublishingOthers(children: Int) throws {
+    struct Plugin: Sendable {}
+    let container = try Container { registry in
+      registry.register(Edition.self) { resolver in
+        let scope = resolver.currentScope
+        try scope.register { registry in registry.register(Plugin.self) { _ in Plugin() } }
+        var tenants: [Scope] = []
+        for number in 0..<children {
+          tenants.append(
+            try scope.makeScope(.session) { registry in registry.register(Int.self) { _ in number } })
+        }
+        defer { for tenant in tenants { try? tenant.close() } }
+        let other = try Container { registry in registry.register(Int.self) { _ in 1 } }
+        withExtendedLifetime(other) {}
+        _ = try resolver.resolve(Plugin.self)
+        return Edition(number: children)
+      }
+    }
+    #expect(try container.resolve(Edition.self) == Edition(number: children))
+  }
+
+  /// A factory running in a request that gives the request's session its first registrations
+  /// sees them, through `resolve` and `resolveIfRegistered` alike (the shortcut past scopes
+  /// without registrations, cached for the resolve's version, skipped the session).
+  @Test(arguments: [false, true])
+  func aFactorySeesWhatItRegistersInAnAncestor(sessionHadRegistrations: Bool) throws {
+    struct Plugin: Sendable {}
+    let session = Slot<Scope>()
+    let container = try Container { registry in
+      registry.register(Edition.self) { resolver in
+        try session.value?.register { registry in registry.register(Plugin.self) { _ in Plugin() } }
+        _ = try resolver.resolve(Plugin.self)
+        return Edition(number: try resolver.resolveIfRegistered(Plugin.self) == nil ? 0 : 1)
+      }
+    }
+    let made =
+      sessionHadRegistrations
+      ? try container.makeScope(.session) { registry in registry.register(Int.self) { _ in 1 } }
+      : try container.makeScope(.session)
+    session.value = made
+    let request = try made.makeScope(.request)
+    #expect(try request.resolve(Edition.self) == Edition(number: 1))
+  }
+
   @Test func aFactoryThatRegistersSeesWhatItRegistered() throws {
     let container = try Container { registry in
       registry.register(Assembly.self) { resolver in
