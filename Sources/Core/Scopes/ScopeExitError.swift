@@ -27,7 +27,7 @@ public struct ScopeExitError: Error, CustomStringConvertible {
 
   /// Closes `scope` after `error`, and returns the error to throw: `error` itself if the close
   /// succeeded, otherwise both.
-  static func closing(_ scope: Scope, after bodyError: any Error) -> any Error {
+  package static func closing(_ scope: Scope, after bodyError: any Error) -> any Error {
     do {
       try scope.close()
       return bodyError

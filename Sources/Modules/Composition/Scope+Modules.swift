@@ -157,9 +157,15 @@ extension Container {
   /// ```
   ///
   /// - Parameter modules: The modules to install, with the modules they require.
-  /// - Throws: What ``Strata/Scope/install(_:)-([Module])`` throws.
+  /// - Throws: What ``Strata/Scope/install(_:)-([Module])`` throws. The container is closed
+  ///   first, so the eager singletons it made are disposed (nobody else could close it); if one of
+  ///   their disposers fails too, the error is a `ScopeExitError`.
   public convenience init(modules: [any Module]) throws {
     self.init()
-    try install(modules)
+    do {
+      try install(modules)
+    } catch {
+      throw ScopeExitError.closing(self, after: error)
+    }
   }
 }
