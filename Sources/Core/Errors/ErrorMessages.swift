@@ -82,6 +82,9 @@ enum ErrorMessages {
       return "\(scope) is closed; resolve from an open scope, and close a scope only after its last use"
     case .closedWhileCreating(let key, let scope):
       return "\(scope) closed while `\(key)` was being created; it was disposed"
+    case .scopeFreed(let key, .injected):
+      return "the scope this @Injected property (\(key)) resolves from has been freed; an @Injected "
+        + "property does not keep its scope alive, so read it only while that scope is in use"
     case .scopeFreed(let key, let holder):
       let holder = describe(holder)
       return "the scope this \(holder)<\(key.service.name)> resolves from has been freed; a \(holder) "
@@ -93,9 +96,10 @@ enum ErrorMessages {
     case .noScopeWithTag(_, let tag, let scope):
       return "no `\(tag)` scope above \(scope); resolve it from inside a \(tag) scope "
         + "(`container.makeScope(\(tag))`)"
-    case .injectedWithoutScope:
-      return "an @Injected property was read where no scope is current; read it inside "
-        + "`withScope`, or inject from an explicit scope with `@Injected(from: container)`"
+    case .injectedWithoutScope(let key):
+      let explicit = key.isNamed ? "@Injected(name: …, from: container)" : "@Injected(from: container)"
+      return "an @Injected property (\(key)) was read where no scope is current; read it inside "
+        + "`withScope`, or inject from an explicit scope with `\(explicit)`"
     case .noCurrentScope(let tag):
       return "no scope is current, so a \(tag) scope has no parent; call `container.withScope(\(tag))` "
         + "or run inside another withScope"

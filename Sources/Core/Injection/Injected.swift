@@ -56,7 +56,9 @@ public struct Injected<Value> {
   ///   - scope: The scope to resolve from; `nil` for the current scope.
   @inlinable
   public init<Name: Hashable & Sendable>(name: Name?, from scope: Scope? = nil) {
-    storage = InjectionStorage(scope: scope ?? Scope.current) { try $0.resolve(Value.self, name: name) }
+    storage = InjectionStorage(scope: scope ?? Scope.current, name: Registrar.box(name)) {
+      try $0.resolve(Value.self, name: name)
+    }
   }
 
   /// Uses `wrappedValue` and never resolves.
@@ -138,16 +140,19 @@ final class InjectionStorage<Value> {
   /// Whether a scope was given (or current) at creation; if it is gone, reading fails.
   @usableFromInline let hadScope: Bool
   @usableFromInline let make: (@Sendable (Scope) throws -> Value)?
+  /// The name the property resolves, for the key its errors name.
+  @usableFromInline let name: AnyServiceName?
   @usableFromInline let creation = CreationGuard()
   @usableFromInline let resolved = Atomic<Bool>(false)
   @usableFromInline var cached: ValueBox<Value>?
 
   @usableFromInline
-  init(scope: Scope?, make: @escaping @Sendable (Scope) throws -> Value) {
+  init(scope: Scope?, name: AnyServiceName? = nil, make: @escaping @Sendable (Scope) throws -> Value) {
     self.scope = scope
     self.holder = scope?.deferredHolder ?? .unheld
     self.hadScope = scope != nil
     self.make = make
+    self.name = name
   }
 
   @inlinable
@@ -156,6 +161,7 @@ final class InjectionStorage<Value> {
     self.holder = .unheld
     self.hadScope = false
     self.make = nil
+    self.name = nil
     self.cached = ValueBox(value)
     resolved.store(true, ordering: .releasing)
   }
@@ -171,7 +177,7 @@ final class InjectionStorage<Value> {
   /// The first access's resolve (specialised, never inlined: see the type's discussion).
   @inlinable @inline(never)
   func resolveOnce() throws -> Value {
-    let key = ServiceKey(Value.self, name: nil)
+    let key = ServiceKey(Value.self, name: name)
     return try creation.withCreationLock(for: key) {
       if resolved.load(ordering: .acquiring), let cached { return cached.value }
       if hadScope && scope == nil { throw Self.scopeGone(key) }

@@ -294,7 +294,31 @@ import Testing
     let providerError = try #require(resolutionError { _ = try provider() })
     #expect(providerError.hint?.hasPrefix("the scope this Provider<ErrWidget> resolves") == true)
     let injectedError = try #require(resolutionError { _ = try injected.projectedValue.resolve() })
-    #expect(injectedError.hint?.hasPrefix("the scope this Injected<ErrWidget> resolves") == true)
+    #expect(injectedError.hint?.hasPrefix("the scope this @Injected property (ErrWidget) resolves") == true)
+  }
+
+  /// A named `@Injected` property's errors name the key with its name.
+  @Test func aNamedInjectedPropertyNamesItsKey() throws {
+    let container = try Container { registry in
+      registry.register(ErrWidget.self, name: "audit") { _ in ErrWidget() }
+    }
+    var request: Scope? = try container.makeScope(.request)
+    let injected = try #require(
+      try request?.withScope(.request) { _ in Injected<ErrWidget>(name: "audit") })
+    request = nil
+    let freed = try #require(resolutionError { _ = try injected.projectedValue.resolve() })
+    #expect(freed.key.isNamed)
+    #expect(freed.hint?.hasPrefix(#"the scope this @Injected property (ErrWidget named "audit")"#) == true)
+
+    let unscoped = try #require(
+      resolutionError { _ = try Injected<ErrWidget>(name: "audit").projectedValue.resolve() })
+    #expect(
+      unscoped.description == """
+        noMatchingScope: `ErrWidget named "audit"` needs an enclosing scope that is not there
+          hint: an @Injected property (ErrWidget named "audit") was read where no scope is current; \
+        read it inside `withScope`, or inject from an explicit scope with \
+        `@Injected(name: …, from: container)`
+        """)
   }
 
   // MARK: noMatchingScope and captiveDependency
@@ -321,8 +345,8 @@ import Testing
     #expect(
       error.description == """
         noMatchingScope: `ErrWidget` needs an enclosing scope that is not there
-          hint: an @Injected property was read where no scope is current; read it inside \
-        `withScope`, or inject from an explicit scope with `@Injected(from: container)`
+          hint: an @Injected property (ErrWidget) was read where no scope is current; read it \
+        inside `withScope`, or inject from an explicit scope with `@Injected(from: container)`
         """)
   }
 
