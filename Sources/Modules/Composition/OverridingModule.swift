@@ -57,10 +57,14 @@ struct OverridingModule: Module {
 
   func loaded(in scope: Scope) throws { try loaded(in: scope, skipping: .nothing) }
 
-  /// Runs the hooks of the parts `register(in:skipping:)` loaded.
+  /// Runs the hooks of the parts loaded for the first time. A replacement registers again even if
+  /// it was installed before (its registrations must come after the base's to replace them), but
+  /// its hook, like every module's, runs once.
   func loaded(in scope: Scope, skipping loaded: ModuleInstallation.LoadedBefore) throws {
     if !loaded.contains(base.moduleID) { try base.loaded(in: scope, skipping: loaded) }
-    for replacement in replacements { try replacement.loaded(in: scope, skipping: loaded) }
+    for replacement in replacements where !loaded.contains(replacement.moduleID) {
+      try replacement.loaded(in: scope, skipping: loaded)
+    }
   }
 }
 
