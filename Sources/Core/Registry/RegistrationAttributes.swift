@@ -12,6 +12,9 @@ package struct RegistrationAttributes: Sendable {
   package var isOverride = false
   /// The dependencies a closure factory declared (`dependsOn:`); `nil` when it declared none.
   package var declaredDependencies: [ServiceDependency]?
+  /// For a forward (`forwarding(to:)`), the identity (`AnyRegistration.identity`) of the
+  /// registration it leads to, which need not be the latest of its key; 0 for anything else.
+  package var forwardTarget: UInt = 0
 
   package init() {}
 

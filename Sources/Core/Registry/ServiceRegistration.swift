@@ -44,7 +44,8 @@ extension Registration {
     guard let plain = withoutArguments else {
       throw ResolutionError(.forwardWithArguments(descriptor))
     }
-    let forwardAttributes = attributes.forForward
+    var forwardAttributes = attributes.forForward
+    forwardAttributes.forwardTarget = identity
     for forward in pending { batch.append(forwardAttributes.applied(to: forward(plain))) }
   }
 
@@ -58,7 +59,8 @@ extension Registration {
   final func forwardsTyped(madeFor replacement: AnyRegistration) -> [AnyRegistration]? {
     guard let pending = forwards, let target = replacement as? Registration<Service> else { return nil }
     // Still this registration's forwards, declared where its module declared them.
-    let forwardAttributes = attributes.forForward
+    var forwardAttributes = attributes.forForward
+    forwardAttributes.forwardTarget = replacement.identity
     return pending.map { forwardAttributes.applied(to: $0(target)) }
   }
 

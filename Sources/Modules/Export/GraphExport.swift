@@ -62,7 +62,7 @@ struct GraphExport {
           let position = graph.resolvingPosition(of: graph.nodes[node])
           for edge in graph.nodes[node].edges ?? [] {
             let target: String
-            if let found = graph.lookup(edge.key, from: position), let id = ids[found] {
+            if let found = graph.target(of: edge, from: node, at: position), let id = ids[found] {
               target = id
             } else if let known = missingIDs[edge.key] {
               target = known
@@ -106,7 +106,7 @@ struct GraphExport {
             let arrow = edge.isDeferred ? "⇢" : "→"
             var notes: [String] = []
             if edge.isDeferred { notes.append("deferred") }
-            if graph.lookup(edge.key, from: position) == nil { notes.append("missing") }
+            if graph.target(of: edge, from: node, at: position) == nil { notes.append("missing") }
             let note = notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")"
             lines.append("      \(arrow) \(edge.key)\(note)")
           }

@@ -11,6 +11,9 @@ struct GraphModel {
     let position: Int
     /// Its dependencies; `nil` for a closure factory that declared none.
     let edges: [ServiceDependency]?
+    /// For a forward, the node of the registration it leads to (which need not be the latest of
+    /// its key: a later registration of the key does not change where a forward leads).
+    var forwardTarget: Int?
   }
 
   /// The tags from the root down to the scope validated, then the expected scopes below it.
@@ -48,6 +51,18 @@ struct GraphModel {
       }
       byKey.append(keys)
     }
+    // Forwards lead to one registration, found by identity; most graphs have few of them.
+    let forwardTargets = Set(nodes.lazy.map(\.registration.attributes.forwardTarget).filter { $0 != 0 })
+    if !forwardTargets.isEmpty {
+      var byIdentity: [UInt: Int] = [:]
+      for (index, node) in nodes.enumerated() where forwardTargets.contains(node.registration.identity) {
+        byIdentity[node.registration.identity] = index
+      }
+      for index in nodes.indices {
+        let target = nodes[index].registration.attributes.forwardTarget
+        if target != 0 { nodes[index].forwardTarget = byIdentity[target] }
+      }
+    }
     self.nodes = nodes
     self.byKey = byKey
     self.byService = byService
@@ -65,6 +80,15 @@ struct GraphModel {
       level -= 1
     }
     return nil
+  }
+
+  /// The node that `edge` of the node at `dependent` leads to when resolved from `position`: a
+  /// forward's own target, else what ``lookup(_:from:)`` finds.
+  func target(of edge: ServiceDependency, from dependent: Int, at position: Int) -> Int? {
+    if let target = nodes[dependent].forwardTarget, nodes[target].registration.key == edge.key {
+      return target
+    }
+    return lookup(edge.key, from: position)
   }
 
   /// The nodes visible from `position` that register `key`'s service type and name with other

@@ -170,7 +170,7 @@ struct Validator {
       let edge = top.edges[top.next]
       let isDeferred = edge.isDeferred && !deferredCaptures
       frames[frames.count - 1].next += 1
-      guard let target = graph.lookup(edge.key, from: position) else {
+      guard let target = graph.target(of: edge, from: top.node, at: position) else {
         reportMissing(edge.key, dependent: top.node, from: position)
         continue
       }
@@ -250,9 +250,12 @@ struct Validator {
   /// Reports every cycle of immediate (not deferred) dependencies found by a depth-first search:
   /// one per edge that closes a cycle.
   private mutating func checkCycles() {
-    let targets: [[Int]] = graph.nodes.map { node in
+    let targets: [[Int]] = graph.nodes.indices.map { index in
+      let node = graph.nodes[index]
       let position = graph.resolvingPosition(of: node)
-      return (node.edges ?? []).filter { !$0.isDeferred }.compactMap { graph.lookup($0.key, from: position) }
+      return (node.edges ?? []).filter { !$0.isDeferred }.compactMap {
+        graph.target(of: $0, from: index, at: position)
+      }
     }
     /// 0: not reached, 1: on the current path, 2: done.
     var state = [UInt8](repeating: 0, count: graph.nodes.count)
