@@ -93,11 +93,29 @@ extension Registrar {
   /// Attributes the registrations staged from `start` on to `module` (where no module is recorded
   /// yet), and marks them as overrides if `isOverride`.
   package func attribute(from start: Int, toModule module: ModuleAttribution, isOverride: Bool) {
-    if isOverride { batch.hasOverrides = true }
+    attribute(from: start, toModule: module, raisingOverridesBy: isOverride ? 1 : 0)
+  }
+
+  /// Attributes the registrations staged from `start` on to `module` (where no module is recorded
+  /// yet), and raises their override rank by `layers` (see `RegistrationAttributes.overrideRank`):
+  /// a composition's replacements are overrides one layer above everything its base registered.
+  package func attribute(
+    from start: Int, toModule module: ModuleAttribution, raisingOverridesBy layers: UInt8
+  ) {
+    if layers > 0 { batch.hasOverrides = true }
     for entry in staged[min(start, staged.count)...] {
       if entry.attributes.module == nil { entry.attributes.module = module }
-      if isOverride { entry.attributes.isOverride = true }
+      if layers > 0 {
+        let (raised, overflow) = entry.attributes.overrideRank.addingReportingOverflow(layers)
+        entry.attributes.overrideRank = overflow ? .max : raised
+      }
     }
+  }
+
+  /// The highest override rank among the registrations staged from `start` on (0 if none is an
+  /// override).
+  package func highestOverrideRank(from start: Int) -> UInt8 {
+    staged[min(start, staged.count)...].lazy.map(\.attributes.overrideRank).max() ?? 0
   }
 }
 

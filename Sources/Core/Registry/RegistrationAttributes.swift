@@ -9,7 +9,16 @@ package struct RegistrationAttributes: Sendable {
   /// outside any module.
   package var module: ModuleAttribution?
   /// Whether the registration was declared an override (``RegistrationHandle/overriding()``).
-  package var isOverride = false
+  package var isOverride: Bool {
+    get { overrideRank > 0 }
+    set { overrideRank = newValue ? max(overrideRank, 1) : 0 }
+  }
+  /// How many layers of overrides the registration is above a plain one: 0 for a plain
+  /// registration, 1 for `overriding()` or a composition's replacement, and one more for each
+  /// composition that overrides a composition (`base.overridden(by: a).overridden(by: b)`: `b`'s
+  /// registrations replace `a`'s, which replace `base`'s). Among registrations of one key, the
+  /// highest rank wins.
+  package var overrideRank: UInt8 = 0
   /// The dependencies a closure factory declared (`dependsOn:`); `nil` when it declared none.
   package var declaredDependencies: [ServiceDependency]?
   /// For a forward (`forwarding(to:)`), the identity (`AnyRegistration.identity`) of the

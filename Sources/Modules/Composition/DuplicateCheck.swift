@@ -42,8 +42,11 @@ struct DuplicateCheck {
     var replaced: Set<Int> = []
     for key in closer {
       let registrations = (positions[key] ?? []).map { ($0, batch.descriptor(at: $0)) }
-      let overrides = registrations.filter { $0.1.isOverride }.map(\.1)
-      let plain = registrations.filter { !$0.1.isOverride }
+      // The highest override rank wins: a composition overriding a composition replaces its
+      // overrides too.
+      let top = registrations.map(\.1.attributes.overrideRank).max() ?? 0
+      let overrides = top == 0 ? [] : registrations.filter { $0.1.attributes.overrideRank == top }.map(\.1)
+      let plain = registrations.filter { $0.1.attributes.overrideRank < top || top == 0 }
       let earlier = existingByKey[key] ?? []
       if let (first, second) = twoModules(among: overrides) {
         throw error(.duplicateOverride, key, first, second)

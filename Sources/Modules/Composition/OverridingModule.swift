@@ -11,6 +11,9 @@ extension Module {
   /// ```
   ///
   /// A replacement registration whose key nobody registers is reported as a stale override.
+  /// Compositions layer: in `AppModule().overridden(by: TestDoubles()).overridden(by: FixedClock())`
+  /// the clock of `FixedClock` replaces the one of `TestDoubles`, which replaces the app's; two
+  /// replacements of one composition registering the same key are a `duplicateOverride`.
   ///
   /// - Parameter replacements: Modules whose registrations replace this module's.
   /// - Returns: A module that installs this one and the replacements.
@@ -40,15 +43,21 @@ struct OverridingModule: Module {
   ///
   /// The replacements always register: they are what the composition is for.
   func register(in registry: Registrar, skipping loaded: ModuleInstallation.LoadedBefore) {
+    // The replacements override one layer above whatever the base overrides itself (a base that
+    // is a composition has overrides of its own, which these replace).
+    var baseRank: UInt8 = 0
     if !loaded.contains(base.moduleID) {
       let start = registry.stagedCount
       base.register(in: registry, skipping: loaded)
       registry.attribute(from: start, toModule: base.moduleID.attribution, isOverride: false)
+      baseRank = registry.highestOverrideRank(from: start)
     }
     for replacement in replacements {
       let start = registry.stagedCount
       replacement.register(in: registry, skipping: loaded)
-      registry.attribute(from: start, toModule: replacement.moduleID.attribution, isOverride: true)
+      registry.attribute(
+        from: start, toModule: replacement.moduleID.attribution,
+        raisingOverridesBy: baseRank == .max ? .max : baseRank + 1)
     }
   }
 
