@@ -70,7 +70,9 @@ public protocol Module: Sendable {
   /// }
   /// ```
   ///
-  /// The default does nothing. Hooks run in load order.
+  /// The default does nothing. Hooks run in load order, each once. A hook that throws stops the
+  /// hooks after it in the same installation; installing those modules again runs the hooks that
+  /// have not run yet, this one first.
   ///
   /// - Parameter scope: The scope the module was installed in.
   /// - Throws: Any error; installation reports it as ``ModuleError/Code/loadHookFailed``.

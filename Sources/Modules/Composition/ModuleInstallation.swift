@@ -32,6 +32,8 @@ enum ModuleInstallation {
   }
 
   private static let lock = Lock()
+  /// The last sequence number a ``PendingHook`` took.
+  fileprivate static let hookSequence = Atomic<Int>(0)
   /// The thread holding `lock`, or 0. Only the holder stores its own identifier, so a thread that
   /// reads its own has the lock.
   private static let owner = Atomic<UInt>(0)
@@ -94,4 +96,24 @@ extension Module {
       try self.loaded(in: scope)
     }
   }
+}
+
+/// A step's `loaded` hook that has not run yet: listed among its scope's installed module
+/// identities from the step's claim until the hook has run (compared by identity). An installation
+/// whose hook or eager singleton failed leaves the hooks after it listed, for the next installation
+/// of those modules to run.
+final class PendingHook: Hashable, Sendable {
+  let step: ModuleInstallation.Step
+  /// Orders hooks left by different installations: load order within one, installation order
+  /// across them.
+  let sequence: Int
+
+  init(_ step: ModuleInstallation.Step) {
+    self.step = step
+    sequence = ModuleInstallation.hookSequence.add(1, ordering: .relaxed).newValue
+  }
+
+  static func == (lhs: PendingHook, rhs: PendingHook) -> Bool { lhs === rhs }
+
+  func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

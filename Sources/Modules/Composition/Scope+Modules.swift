@@ -33,6 +33,9 @@ extension Scope {
   ///   earlier installation in this scope, stay visible to `resolveAll`, before the override.
   /// - The batch is published atomically; then each new module's ``Module/loaded(in:)`` hook runs,
   ///   in load order.
+  /// - A hook that throws stops the hooks after it (a later hook may rely on an earlier one), and
+  ///   so does an eager singleton that throws: the modules stay installed, and installing them
+  ///   again runs the hooks that have not run, the failed one first.
   ///
   /// - Parameter modules: The modules to install.
   /// - Throws: ``ModuleError`` for a duplicate registration, a module cycle, a stale override or
@@ -43,15 +46,45 @@ extension Scope {
     // first is loading waits for it and then finds it installed, rather than returning before
     // the module's registrations are visible.
     let hold = ModuleInstallation.hold()
-    let plan = try installRegistrations(of: modules, releasingAtPublication: hold)
+    let plan: [PendingHook]
+    do {
+      plan = try installRegistrations(of: modules, releasingAtPublication: hold)
+    } catch {
+      hold.release()
+      throw error
+    }
     hold.release()
-    // The hooks run after the lock is released: a hook may install modules itself.
-    for step in plan {
+    // The hooks run after the lock is released: a hook may install modules itself. Hooks an
+    // earlier installation of these modules left unrun go first, in their load order.
+    for hook in try unrunHooks(of: modules, besides: plan) + plan {
+      guard claim(hook) else { continue }  // another installation runs it
       do {
-        try step.module.loaded(in: self, skipping: step.loadedBefore)
+        try hook.step.module.loaded(in: self, skipping: hook.step.loadedBefore)
       } catch {
-        throw ModuleError(code: .loadHookFailed, modules: [step.module.moduleID], underlying: error)
+        withInstalledModules { $0.append(AnyHashable(hook)) }
+        throw ModuleError(code: .loadHookFailed, modules: [hook.step.module.moduleID], underlying: error)
       }
+    }
+  }
+
+  /// The hooks of `modules` (and the modules they require) that an earlier installation in this
+  /// scope left unrun, in load order; none of `plan`.
+  private func unrunHooks(of modules: [any Module], besides plan: [PendingHook]) throws -> [PendingHook] {
+    let pending = installedModuleIdentities.compactMap { $0.base as? PendingHook }
+      .filter { hook in !plan.contains { $0 === hook } }
+    guard !pending.isEmpty else { return [] }
+    var wanted: Set<ModuleID> = []
+    for module in try LoadOrder.of(modules, skipping: []) { wanted.formUnion(module.partIDs) }
+    return pending.filter { wanted.contains($0.step.module.moduleID) }.sorted { $0.sequence < $1.sequence }
+  }
+
+  /// Takes `hook` off this scope's list of hooks to run; `false` if it is not there (it ran, or
+  /// another installation is running it).
+  private func claim(_ hook: PendingHook) -> Bool {
+    withInstalledModules { identities in
+      guard let index = identities.firstIndex(of: AnyHashable(hook)) else { return false }
+      identities.remove(at: index)
+      return true
     }
   }
 
@@ -59,7 +92,7 @@ extension Scope {
   /// load order, each with the modules loaded before it (whose parts a composition skips).
   private func installRegistrations(
     of modules: [any Module], releasingAtPublication hold: ModuleInstallation.Hold
-  ) throws -> [ModuleInstallation.Step] {
+  ) throws -> [PendingHook] {
     var installed: Set<ModuleID> = []
     var scope: Scope? = self
     while let current = scope {
@@ -81,7 +114,9 @@ extension Scope {
     let plan = order.indices.map {
       ModuleInstallation.Step(module: order[$0], loadedBefore: .init(steps: steps, step: $0))
     }
-    withInstalledModules { $0 += claimed }
+    // Each step's hook is listed as to run until it has run (see `install(_:)`).
+    let hooks = plan.map(PendingHook.init)
+    withInstalledModules { $0 += claimed + hooks.map(AnyHashable.init) }
     var published = false
     do {
       try register(
@@ -103,12 +138,12 @@ extension Scope {
       // Published (an eager singleton failed afterwards), the modules stay installed: their
       // registrations are live, and loading them again would register every key twice.
       if !published {
-        let claims = Set(claimed)
+        let claims = Set(claimed + hooks.map(AnyHashable.init))
         withInstalledModules { ids in ids.removeAll { claims.contains($0) } }
       }
       throw error
     }
-    return plan
+    return hooks
   }
 
   /// Creates a child scope and installs `modules` in it: a feature that exists per session,
