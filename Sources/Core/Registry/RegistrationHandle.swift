@@ -105,6 +105,11 @@ public struct RegistrationHandle<Service> {
   /// For `graph`, `singleton` and `scoped` lifetimes the new instance is already shared when
   /// the hook runs, so a dependency that asks for it again (on the same thread) receives it.
   ///
+  /// A hook that throws discards only the instance it was given (disposing it); what the hook
+  /// resolved stays. A shared instance it made that keeps the discarded one (a child singleton
+  /// closing a circular reference) keeps it, disposed: let a hook that can fail resolve such
+  /// services last, or not at all.
+  ///
   /// - Parameter hook: Receives a resolver and the new instance. If it throws, the instance is
   ///   discarded and the error reaches the caller of `resolve`.
   /// - Returns: This handle, for chaining.
