@@ -98,20 +98,33 @@ extension Module {
   }
 }
 
-/// A step's `loaded` hook that has not run yet: listed among its scope's installed module
-/// identities from the step's claim until the hook has run (compared by identity). An installation
-/// whose hook or eager singleton failed leaves the hooks after it listed, for the next installation
-/// of those modules to run.
+/// A step's `loaded` hook, listed among its scope's installed module identities from the step's
+/// claim on (compared by identity), with whether it has run. An installation whose hook or eager
+/// singleton failed leaves the hooks after it unrun, for the next installation of those modules
+/// to run.
 final class PendingHook: Hashable, Sendable {
   let step: ModuleInstallation.Step
   /// Orders hooks left by different installations: load order within one, installation order
   /// across them.
   let sequence: Int
+  /// Whether the hook ran, or runs now.
+  private let running = Atomic<Bool>(false)
 
   init(_ step: ModuleInstallation.Step) {
     self.step = step
     sequence = ModuleInstallation.hookSequence.add(1, ordering: .relaxed).newValue
   }
+
+  /// Whether the hook ran, or runs now.
+  var hasRun: Bool { running.load(ordering: .acquiring) }
+
+  /// Marks the hook as running; `false` if it ran or runs already (another installation).
+  func claim() -> Bool {
+    running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+  }
+
+  /// Marks the hook as not run, after it threw.
+  func release() { running.store(false, ordering: .releasing) }
 
   static func == (lhs: PendingHook, rhs: PendingHook) -> Bool { lhs === rhs }
 

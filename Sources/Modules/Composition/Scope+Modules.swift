@@ -61,7 +61,7 @@ extension Scope {
       do {
         try hook.step.module.loaded(in: self, skipping: hook.step.loadedBefore)
       } catch {
-        withInstalledModules { $0.append(AnyHashable(hook)) }
+        hook.release()
         throw ModuleError(code: .loadHookFailed, modules: [hook.step.module.moduleID], underlying: error)
       }
     }
@@ -70,23 +70,17 @@ extension Scope {
   /// The hooks of `modules` (and the modules they require) that an earlier installation in this
   /// scope left unrun, in load order; none of `plan`.
   private func unrunHooks(of modules: [any Module], besides plan: [PendingHook]) throws -> [PendingHook] {
+    let planned = Set(plan.map(ObjectIdentifier.init))
     let pending = installedModuleIdentities.compactMap { $0.base as? PendingHook }
-      .filter { hook in !plan.contains { $0 === hook } }
+      .filter { hook in !hook.hasRun && !planned.contains(ObjectIdentifier(hook)) }
     guard !pending.isEmpty else { return [] }
     var wanted: Set<ModuleID> = []
     for module in try LoadOrder.of(modules, skipping: []) { wanted.formUnion(module.partIDs) }
     return pending.filter { wanted.contains($0.step.module.moduleID) }.sorted { $0.sequence < $1.sequence }
   }
 
-  /// Takes `hook` off this scope's list of hooks to run; `false` if it is not there (it ran, or
-  /// another installation is running it).
-  private func claim(_ hook: PendingHook) -> Bool {
-    withInstalledModules { identities in
-      guard let index = identities.firstIndex(of: AnyHashable(hook)) else { return false }
-      identities.remove(at: index)
-      return true
-    }
-  }
+  /// Marks `hook` as running; `false` if it ran already, or another installation runs it.
+  private func claim(_ hook: PendingHook) -> Bool { hook.claim() }
 
   /// Registers and publishes the modules of `modules` not installed yet, and returns them in
   /// load order, each with the modules loaded before it (whose parts a composition skips).
