@@ -207,6 +207,11 @@ enum DisposalKind: UInt {
 
 /// `Optional`, to tell it apart at run time (see ``DisposalKind/wrapsValues(_:)``).
 @usableFromInline
-protocol OptionalWrapper {}
+protocol OptionalWrapper {
+  /// The wrapped value, if any.
+  var wrappedValueIfAny: Any? { get }
+}
 
-extension Optional: OptionalWrapper {}
+extension Optional: OptionalWrapper {
+  @usableFromInline var wrappedValueIfAny: Any? { map { $0 as Any } }
+}
