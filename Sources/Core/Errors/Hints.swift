@@ -29,7 +29,9 @@ enum Hints {
     {
       return .otherArguments(registered: other)
     }
-    if let other = sameService.first(where: { $0.name != nil && $0.arguments == key.arguments }),
+    // A name of the wanted name's type first (`.audit` for `.app`, not `1`).
+    let named = sameService.filter { $0.name != nil && $0.arguments == key.arguments }
+    if let other = named.first(where: { $0.name?.typeID == key.name?.typeID }) ?? named.first,
       let name = other.name
     {
       guard let wantedName = key.name else { return .named(name) }

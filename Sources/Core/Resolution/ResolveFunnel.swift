@@ -111,7 +111,9 @@ extension Scope {
   final func resolve<Service, Name, each Argument>(
     _ lookup: Lookup<Name>, as _: Service.Type, arguments: repeat each Argument
   ) throws -> Service {
-    try checkOpen(Service.self)
+    if Scope.isClosed(ScopeRef(self)) {
+      throw closedError(lookup, as: Service.self, arguments: repeat (each Argument).self)
+    }
     let start = ScopeRef(self)
     guard let found = Scope.find(lookup, from: start, version: Scope.currentVersion(of: start)) else {
       return try resolveUnregistered(lookup, as: Service.self, arguments: repeat (each Argument).self)
@@ -131,6 +133,15 @@ extension Scope {
     ) { resolver, registration in
       try registration.instance(resolver.nested, owner: found.owner, repeat each arguments)
     }
+  }
+
+  /// The error for resolving `lookup` from this closed scope: the key with its name and argument
+  /// types. Out of line.
+  @usableFromInline @inline(never)
+  final func closedError<Service, Name, each Argument>(
+    _ lookup: Lookup<Name>, as _: Service.Type, arguments: repeat (each Argument).Type
+  ) -> ResolutionError {
+    closedError(lookup.key(Service.self, arguments: repeat each arguments))
   }
 
   /// The rest of a top-level resolve without arguments once the registration is found: runs its

@@ -77,7 +77,7 @@ extension Scope {
     _ type: Service.Type = Service.self, name: Name?
   ) throws -> Service? {
     guard let name else { return try resolveIfRegistered(type) }
-    try checkOpen(Service.self)
+    try checkOpen(Service.self, name: name)
     return try withResolver { try $0.resolveIfRegistered(type, name: name) }
   }
 
@@ -101,7 +101,7 @@ extension Scope {
     _ type: Service.Type = Service.self, name: Name?
   ) throws -> [Service] {
     guard let name else { return try resolveAll(type) }
-    try checkOpen(Service.self)
+    try checkOpen(Service.self, name: name)
     return try withResolver { try $0.resolveAll(type, name: name) }
   }
 
@@ -151,6 +151,13 @@ extension Scope {
   @usableFromInline
   final func closedError<Service>(_ type: Service.Type) -> ResolutionError {
     closedError(ServiceKey(Service.self, name: nil))
+  }
+
+  /// ``checkOpen(_:)`` for a named key: the error names the key with its name.
+  final func checkOpen<Service, Name: Hashable & Sendable>(_ type: Service.Type, name: Name) throws {
+    if Scope.isClosed(ScopeRef(self)) {
+      throw closedError(ServiceKey(Service.self, name: Registrar.box(name)))
+    }
   }
 
   /// Every registration visible from this scope, the root's first, each scope's in registration

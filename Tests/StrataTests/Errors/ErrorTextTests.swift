@@ -297,6 +297,40 @@ import Testing
     #expect(injectedError.hint?.hasPrefix("the scope this @Injected property (ErrWidget) resolves") == true)
   }
 
+  /// A near-miss hint names a registered name of the wanted name's type, not the first name.
+  @Test func aNearMissPrefersANameOfTheSameType() throws {
+    enum Channel: Hashable, Sendable { case app, audit }
+    let container = try Container { registry in
+      registry.register(ErrWidget.self, name: 1) { _ in ErrWidget() }
+      registry.register(ErrWidget.self, name: Channel.audit) { _ in ErrWidget() }
+    }
+    let error = try #require(resolutionError { _ = try container.resolve(ErrWidget.self, name: Channel.app) })
+    #expect(error.code == .notRegistered)
+    #expect(error.hint?.contains(".audit") == true)
+    #expect(error.hint?.contains("`1`") == false)
+  }
+
+  /// Resolving from a closed scope names the key with its name and argument types.
+  @Test func aClosedScopeNamesTheWholeKey() throws {
+    let container = try Container { registry in
+      registry.register(ErrWidget.self, name: "primary") { _ in ErrWidget() }
+      registry.register(ErrWidget.self) { (_, id: Int) in ErrWidget() }
+    }
+    let request = try container.makeScope(.request)
+    try request.close()
+    let named = try #require(resolutionError { _ = try request.resolve(ErrWidget.self, name: "primary") })
+    #expect(named.code == .scopeClosed)
+    #expect(named.key.description == #"ErrWidget named "primary""#)
+    let withArguments = try #require(
+      resolutionError { _ = try request.resolve(ErrWidget.self, arguments: 7) })
+    #expect(withArguments.key.description == "ErrWidget with arguments (Int)")
+    let ifRegistered = try #require(
+      resolutionError { _ = try request.resolveIfRegistered(ErrWidget.self, name: "primary") })
+    #expect(ifRegistered.key.description == #"ErrWidget named "primary""#)
+    let all = try #require(resolutionError { _ = try request.resolveAll(ErrWidget.self, name: "primary") })
+    #expect(all.key.description == #"ErrWidget named "primary""#)
+  }
+
   /// A named `@Injected` property's errors name the key with its name.
   @Test func aNamedInjectedPropertyNamesItsKey() throws {
     let container = try Container { registry in
