@@ -39,8 +39,10 @@ public struct Lifetime: Hashable, Sendable, CustomStringConvertible {
   /// One instance shared while anybody holds a strong reference to it; made again afterwards.
   /// Meant for class instances: a value type is never shared.
   public static let weak = Lifetime(.weak)
-  /// One instance within a single top-level resolve, shared by everything that resolve builds.
-  /// Together with ``RegistrationHandle/onActivated(_:)`` it lets two objects refer to each other.
+  /// One instance within a single top-level resolve, shared by the transients and `graph`
+  /// instances that resolve builds (a singleton, scoped or weak instance made during it builds its
+  /// own graph: it outlives the resolve). Together with ``RegistrationHandle/onActivated(_:)`` it
+  /// lets two objects refer to each other.
   public static let graph = Lifetime(.graph)
   /// One instance per scope: the scope in which the resolve starts owns it.
   public static let scoped = Lifetime(.scoped)
