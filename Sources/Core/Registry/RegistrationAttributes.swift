@@ -87,8 +87,10 @@ public struct ServiceDependency: Hashable, Sendable, CustomStringConvertible {
   /// The key as declared: for `.service(Lazy<T>.self)`, the key of `Lazy<T>` itself, which reads
   /// as a deferred dependency on `T` (see ``resolved``).
   private let declaredKey: ServiceKey
-  /// Whether it was declared deferred (``deferred(_:)``).
+  /// Whether it was declared deferred (``deferred(_:)``), and whether `declaredKey` is known to
+  /// be the final key (``resolved`` then needs no look-up).
   private let declaredDeferred: Bool
+  private let isResolved: Bool
 
   /// The key the factory resolves: for a deferred dependency, the key of the service the `Lazy` or
   /// `Provider` resolves, never the key of the `Lazy` itself.
@@ -100,6 +102,20 @@ public struct ServiceDependency: Hashable, Sendable, CustomStringConvertible {
   init(key: ServiceKey, isDeferred: Bool) {
     declaredKey = key
     declaredDeferred = isDeferred
+    isResolved = isDeferred
+  }
+
+  private init(resolvedKey key: ServiceKey, isDeferred: Bool) {
+    declaredKey = key
+    declaredDeferred = isDeferred
+    isResolved = true
+  }
+
+  /// This dependency with its key and kind found out once, for tools that read it many times (a
+  /// validation walks each edge several times).
+  package var resolvedOnce: ServiceDependency {
+    let resolved = resolved
+    return ServiceDependency(resolvedKey: resolved.key, isDeferred: resolved.isDeferred)
   }
 
   /// The key and kind the declaration stands for. Whether a declared type is a `Lazy` or
@@ -107,7 +123,7 @@ public struct ServiceDependency: Hashable, Sendable, CustomStringConvertible {
   /// container of 10,000 service types that look-up misses the processor's cache for each one,
   /// and registering should not pay for what only validation and export read.
   private var resolved: (key: ServiceKey, isDeferred: Bool) {
-    guard !declaredDeferred, declaredKey.name == nil, !declaredKey.hasArguments,
+    guard !isResolved, declaredKey.name == nil, !declaredKey.hasArguments,
       let deferred = deferredType(declaredKey.serviceType)
     else { return (declaredKey, declaredDeferred) }
     return (deferred.deferredKey, true)

@@ -47,7 +47,10 @@ struct GraphModel {
       for registration in level.registrations {
         keys[registration.key, default: []].append(nodes.count)
         byService[registration.key.withoutArguments, default: []].append(nodes.count)
-        nodes.append(Node(registration: registration, position: position, edges: registration.edges))
+        nodes.append(
+          Node(
+            registration: registration, position: position,
+            edges: registration.edges.map { $0.map(\.resolvedOnce) }))
       }
       byKey.append(keys)
     }
