@@ -39,6 +39,9 @@ typedef struct strata_thread_state {
   /// The scope (its address; held by the running resolve) whose disposals that applies to: the one
   /// the resolve runs in, which owns the instance.
   uintptr_t deferred_holder_scope;
+  /// The scope (its address; held by the close that runs) whose cached instances this thread is
+  /// releasing, or 0: a `deinit` that closes that scope again must not wait for that close.
+  uintptr_t releasing_scope;
 } strata_thread_state_t;
 
 extern _Thread_local strata_thread_state_t strata_thread_state_storage;

@@ -49,6 +49,12 @@ enum ThreadContext {
     }
   }
 
+  /// The scope whose cached instances this thread releases (`ObjectIdentifier` bits), or 0.
+  static var releasingScope: UInt {
+    get { strata_thread_state().pointee.releasing_scope }
+    set { strata_thread_state().pointee.releasing_scope = newValue }
+  }
+
   /// Whether `scope` is the owner of the shared instance whose factory (or deferred resolve) runs on
   /// this thread: one load and a compare, for fast paths that leave such resolves to the checked
   /// path (see ``ambientHolder(resolvingIn:)``).

@@ -34,13 +34,8 @@ extension Scope {
   public final func close() throws {
     let start = lifecycle.beginClose()
     if case .anotherCloseRuns = start { return waitUntilClosed() }
-    // Closed before the cache is released: releasing runs the `deinit` of what the scope cached,
-    // which may close this scope again (a token that holds its scope), and that close must find
-    // it closed rather than wait for the close that runs it. (Everything to dispose is disposed
-    // by then; what is left is letting go of references.)
     defer {
-      lifecycle.finishClose()
-      releaseCachedInstances()
+      releaseCachedInstancesThenFinish()
     }
     // A scope that never owned anything closes with two atomic writes and two loads. (Not
     // `closeAsChild`, which also returns the children's background work: through it, a plain
@@ -63,8 +58,7 @@ extension Scope {
       return nil
     }
     defer {
-      lifecycle.finishClose()
-      releaseCachedInstances()
+      releaseCachedInstancesThenFinish()
     }
     guard case .dispose = start else { return nil }
     return disposeOwned(collecting: &errors)
@@ -176,8 +170,7 @@ extension Scope {
     case .awaiting(let taken): owned = taken
     }
     defer {
-      lifecycle.finishClose()
-      releaseCachedInstances()
+      releaseCachedInstancesThenFinish()
     }
     let chain = ClosingChain(scope: self, next: Scope.closingChain)
     let dispose = { @Sendable () async -> [any Error] in
@@ -227,8 +220,7 @@ extension Scope {
     var finishesHere = true
     defer {
       if finishesHere {
-        lifecycle.finishClose()
-        releaseCachedInstances()
+        releaseCachedInstancesThenFinish()
       }
     }
     var own = DisposalStack()

@@ -144,6 +144,7 @@ extension Scope {
   /// wait forever.
   private var isClosedByCaller: Bool {
     if Scope.closingChain?.contains(self) == true { return true }
+    if ThreadContext.releasingScope == UInt(bitPattern: ObjectIdentifier(self)) { return true }
     return withStateIfMade { _ in synchronousCloser } == currentThreadID()
   }
 
@@ -192,6 +193,21 @@ extension Scope {
     // one of the two sees the other.
     guard lifecycle.isOpenInOrder else { return nil }
     return read()
+  }
+
+  /// The end of every close: lets go of the cache, then marks the scope closed, so that a close
+  /// waiting for this one returns only once nothing is cached. Releasing runs the `deinit` of what
+  /// the scope cached, which may close this scope again (a token that holds its scope): that close,
+  /// on this thread, returns at once instead of waiting for the close that runs it (see
+  /// `isClosedByCaller`).
+  func releaseCachedInstancesThenFinish() {
+    if !links.isRoot {
+      let outer = ThreadContext.releasingScope
+      ThreadContext.releasingScope = UInt(bitPattern: ObjectIdentifier(self))
+      releaseCachedInstances()
+      ThreadContext.releasingScope = outer
+    }
+    lifecycle.finishClose()
   }
 
   /// Releases what this scope caches (its inline scoped instances, its overflow slots, the

@@ -71,6 +71,40 @@ private final class ClosingToken: @unchecked Sendable {
     #expect(finished, "the close waited for itself")
   }
 
+  /// A close that waits for another thread's close of the same scope returns once the scope has
+  /// let go of its cache, not merely once it is marked closed.
+  @Test func aWaitingCloseReturnsAfterTheCacheIsReleased() throws {
+    final class SlowToFree: Sendable {
+      deinit { usleep(30_000) }
+    }
+    for _ in 0..<5 {
+      let container = Container()
+      let session = try container.makeScope(.session) { registry in
+        registry.register(SlowToFree.self, name: 1, lifetime: .singleton) { _ in SlowToFree() }
+        registry.register(SlowToFree.self, name: 2, lifetime: .singleton) { _ in SlowToFree() }
+      }
+      weak var first: SlowToFree?
+      weak var second: SlowToFree?
+      do {
+        first = try session.resolve(SlowToFree.self, name: 1)
+        second = try session.resolve(SlowToFree.self, name: 2)
+      }
+      let started = DispatchSemaphore(value: 0)
+      let done = DispatchSemaphore(value: 0)
+      Thread {
+        started.signal()
+        try? session.close()
+        done.signal()
+      }.start()
+      started.wait()
+      usleep(5_000)
+      try session.close()
+      #expect(
+        first == nil && second == nil, "the waiting close returned while the scope still cached an instance")
+      done.wait()
+    }
+  }
+
   @Test func anAsynchronousClose() async throws {
     let container = try container(.unchecked(.scoped(.request)))
     let request = try container.makeScope(.request)
