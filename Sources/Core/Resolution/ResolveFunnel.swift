@@ -85,13 +85,16 @@ extension Scope {
       guard let parent = current.parent else { break }
       next = withRegistry(from: parent, generation: version)
     }
+    // The skip cache can only be stale for this resolve if something was published since it began.
+    guard Scope.currentGeneration(of: start) != version else { return nil }
     return findInEveryScope(lookup, from: parent, version: version)
   }
 
   /// ``find(_:from:version:)`` past a miss, walking every scope from `start` up rather than the
   /// skip cache: a scope that had no registrations when the resolve began is skipped there, but a
   /// factory of this resolve may have published its first batch in it since, and sees its own
-  /// registrations (see ``publishedRegistry(asOf:)``). Only misses pay for the walk.
+  /// registrations (see ``publishedRegistry(asOf:)``). Only misses after a publish pay for the
+  /// walk (a `Lazy` or `Provider` parameter is a miss, resolved implicitly, on every request).
   @usableFromInline @inline(never)
   static func findInEveryScope<Name>(_ lookup: Lookup<Name>, from start: ScopeRef, version: UInt) -> Found? {
     var next: ScopeRef? = start
