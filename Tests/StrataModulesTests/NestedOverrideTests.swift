@@ -60,6 +60,15 @@ private struct LayeredOther: Module {
     #expect(try container.resolve(LayeredMailer.self).label == "first")
   }
 
+  /// The inner composition listed beside the outer one loads first; the outer replacements still
+  /// rank above it.
+  @Test func anOuterLayerOverridesAnInnerCompositionListedBesideIt() throws {
+    let inner = LayeredBase().overridden(by: LayeredFirst())
+    let container = try Container(modules: [inner, inner.overridden(by: LayeredSecond())])
+    #expect(try container.resolve(LayeredClock.self).label == "second")
+    #expect(try container.resolve(LayeredMailer.self).label == "first")
+  }
+
   @Test func twoReplacementsOfOneLayerForOneKeyAreStillADuplicate() throws {
     #expect {
       _ = try Container(modules: [LayeredBase().overridden(by: LayeredSecond(), LayeredOther())])

@@ -45,7 +45,9 @@ struct OverridingModule: Module {
   func register(in registry: Registrar, skipping loaded: ModuleInstallation.LoadedBefore) {
     // The replacements override one layer above whatever the base overrides itself (a base that
     // is a composition has overrides of its own, which these replace).
-    var baseRank: UInt8 = 0
+    // A base loaded earlier in this installation (listed beside, or required) registered before
+    // this composition: the replacements then rank above everything staged so far.
+    var baseRank = registry.highestOverrideRank(from: 0)
     if !loaded.contains(base.moduleID) {
       let start = registry.stagedCount
       base.register(in: registry, skipping: loaded)
