@@ -47,8 +47,10 @@ struct OverridingModule: Module {
     // is a composition has overrides of its own, which these replace).
     // A base loaded earlier in this installation (listed beside, or required) registered before
     // this composition: the replacements then rank above everything staged so far.
-    var baseRank = registry.highestOverrideRank(from: 0)
-    if !loaded.contains(base.moduleID) {
+    let baseRank: UInt8
+    if loaded.contains(base.moduleID) {
+      baseRank = registry.highestOverrideRank(from: 0)
+    } else {
       let start = registry.stagedCount
       base.register(in: registry, skipping: loaded)
       registry.attribute(from: start, toModule: base.moduleID.attribution, isOverride: false)
