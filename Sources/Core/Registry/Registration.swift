@@ -176,9 +176,10 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   final func disposal(for instance: Service) -> Disposal? {
     guard mayNeedDisposal(instance) else { return nil }
     let disposal = Disposal.of(instance, key: key, registration: identity)
-    // Not remembered for a wrapper (`Optional`, `AnyHashable`): whether it needs disposal depends
-    // on the value inside, and a `nil` must not hide a later disposable value.
-    if disposal == nil, !DisposalKind.wrapsValues(Swift.type(of: instance)) {
+    // Not remembered for a wrapper (`Optional`, `AnyHashable`) or an existential (`any P`):
+    // whether it needs disposal depends on the value inside, and a `nil` or a plain implementation
+    // must not hide a later disposable one.
+    if disposal == nil, !DisposalKind.variesPerInstance(instance) {
       undisposableType.store(UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance))), ordering: .relaxed)
     }
     return disposal

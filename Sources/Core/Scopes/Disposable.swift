@@ -82,7 +82,7 @@ struct Disposal: @unchecked Sendable {
   @inlinable
   static func of<Instance>(_ instance: Instance, key: ServiceKey, registration: UInt) -> Disposal? {
     var kind = DisposalKind.of(Swift.type(of: instance)) {
-      if DisposalKind.wrapsValues(Swift.type(of: instance)) { return .perInstance }
+      if DisposalKind.variesPerInstance(instance) { return .perInstance }
       if instance is any AsyncDisposable { return .async }
       if instance is any Disposable { return .sync }
       return DisposalKind.none
@@ -196,6 +196,17 @@ enum DisposalKind: UInt {
   @usableFromInline
   static func wrapsValues(_ type: Any.Type) -> Bool {
     type is any OptionalWrapper.Type || type == AnyHashable.self
+  }
+
+  /// Whether instances of `instance`'s static type can differ in their conformances: a wrapper
+  /// (see ``wrapsValues(_:)``), or an existential such as `any Storage` or `Any`, whose values have
+  /// many dynamic types. (`type(of:)` of a generic value gives the existential type itself, not the
+  /// type of the value inside; `as Any` opens it.) Such a type's answer is never remembered: the
+  /// first value seen would decide for every later one.
+  @usableFromInline
+  static func variesPerInstance<Instance>(_ instance: Instance) -> Bool {
+    let staticType = Swift.type(of: instance)
+    return wrapsValues(staticType) || staticType != Swift.type(of: instance as Any)
   }
 
   /// The kind of instances whose dynamic type is `type`; `compute` finds it for the first one.
