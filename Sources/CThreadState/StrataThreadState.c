@@ -8,10 +8,13 @@
 
 _Thread_local strata_thread_state_t strata_thread_state_storage;
 
-/// The room kept free below a resolve: an eighth of the stack, at least 64 KiB, at most 1 MiB.
+/// The room kept free below a resolve (every nested resolve checks it): an eighth of the stack,
+/// at least 32 KiB but never more than a quarter of the stack (a 64 KiB thread keeps 16 KiB, and
+/// can still resolve), at most 1 MiB.
 static uintptr_t strata_stack_reserve(uintptr_t size) {
   uintptr_t reserve = size / 8;
-  if (reserve < 64 * 1024) reserve = 64 * 1024;
+  if (reserve < 32 * 1024) reserve = 32 * 1024;
+  if (reserve > size / 4) reserve = size / 4;
   if (reserve > 1024 * 1024) reserve = 1024 * 1024;
   return reserve;
 }

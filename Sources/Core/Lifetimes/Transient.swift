@@ -28,12 +28,10 @@ extension Registration {
 
   @inlinable @inline(__always)
   final func construct(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
-    // The first level of every top-level resolve (which may itself run inside a factory, through
-    // a captured scope), and every 8th level below it, checks the depth limit and that the stack
-    // has room left: a frame-address compare against a thread-local floor.
-    if resolver.depth & 7 == 1,
-      resolver.depth > Resolver.maximumDepth || ThreadContext.isStackNearlyExhausted
-    {
+    // Every level checks the depth limit and that the stack has room left (a frame-address
+    // compare against a thread-local floor): checked only every few levels, factories with large
+    // frames ran past the end of the stack between two checks.
+    if resolver.depth > Resolver.maximumDepth || ThreadContext.isStackNearlyExhausted {
       try stopTooDeep(resolver.depth)
     }
     do {
