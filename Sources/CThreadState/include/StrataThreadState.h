@@ -42,6 +42,10 @@ typedef struct strata_thread_state {
   /// The scope (its address; held by the close that runs) whose cached instances this thread is
   /// releasing, or 0: a `deinit` that closes that scope again must not wait for that close.
   uintptr_t releasing_scope;
+  /// The scope (its address; held by the close that runs) whose synchronous close this thread is
+  /// running, or 0: a disposer that closes it or one of its ancestors must not wait for a close
+  /// that itself waits for this one.
+  uintptr_t closing_scope;
 } strata_thread_state_t;
 
 extern _Thread_local strata_thread_state_t strata_thread_state_storage;

@@ -30,6 +30,16 @@ package struct ScopeRef {
   @inlinable @inline(__always)
   package var parent: ScopeRef? { with { $0.links.parent } }
 
+  /// Whether this scope is `ancestor` or lies below it.
+  func isSelfOrDescendant(of ancestor: Scope) -> Bool {
+    var current: ScopeRef? = self
+    while let scope = current {
+      if scope.address == UnsafeRawPointer(Unmanaged.passUnretained(ancestor).toOpaque()) { return true }
+      current = scope.parent
+    }
+    return false
+  }
+
   /// The scope's address, to compare with one a thread remembers (never to reach it).
   @inlinable @inline(__always)
   var address: UnsafeRawPointer { UnsafeRawPointer(unmanaged.toOpaque()) }

@@ -55,6 +55,12 @@ enum ThreadContext {
     set { strata_thread_state().pointee.releasing_scope = newValue }
   }
 
+  /// The scope whose synchronous close runs on this thread (its address), or 0.
+  static var closingScope: UInt {
+    get { strata_thread_state().pointee.closing_scope }
+    set { strata_thread_state().pointee.closing_scope = newValue }
+  }
+
   /// Whether `scope` is the owner of the shared instance whose factory (or deferred resolve) runs on
   /// this thread: one load and a compare, for fast paths that leave such resolves to the checked
   /// path (see ``ambientHolder(resolvingIn:)``).

@@ -69,6 +69,11 @@ extension Scope {
   private func disposeOwned(collecting errors: inout [any Error]) -> Task<Void, Never>? {
     var own = DisposalStack()
     guard let children = takeOwned(&own, synchronousCloser: currentThreadID()) else { return nil }
+    // While the disposers run: one that closes this scope or an ancestor returns at once (see
+    // `isClosedByCaller`), even if another thread's close of that ancestor waits for this one.
+    let outer = ThreadContext.closingScope
+    ThreadContext.closingScope = UInt(bitPattern: ObjectIdentifier(self))
+    defer { ThreadContext.closingScope = outer }
     let left: Task<Void, Never>?
     if children.isEmpty {
       left = Scope.disposeInReverse(&own, errors: &errors)
@@ -182,8 +187,12 @@ extension Scope {
         return errors + (await Scope.runAsync(owned.own.newestFirst()))
       }
     }
+    // In a task of its own, which nobody cancels, whenever the close may suspend (an asynchronous
+    // disposer, or a child's close): a cancellation arriving meanwhile must not reach the
+    // disposers that run after it.
     let errors =
-      Task.isCancelled || owned.awaitsAnything ? await Task { await dispose() }.value : await dispose()
+      Task.isCancelled || owned.awaitsAnything || !owned.children.isEmpty
+      ? await Task { await dispose() }.value : await dispose()
     detachFromParent()
     try throwIfFailed(errors)
   }

@@ -114,18 +114,19 @@ package struct ScopeLifecycle: ~Copyable, Sendable {
 /// The scopes whose asynchronous close is running in the current task, innermost first: a
 /// disposer that closes one of them must not wait for the close that runs it.
 final class ClosingChain: Sendable {
-  let scope: ObjectIdentifier
+  let scope: Scope
   let next: ClosingChain?
 
   init(scope: Scope, next: ClosingChain?) {
-    self.scope = ObjectIdentifier(scope)
+    self.scope = scope
     self.next = next
   }
 
-  func contains(_ scope: Scope) -> Bool {
+  /// Whether `scope`, or a scope below it, is being closed by the current task.
+  func containsScopeOrDescendant(of scope: Scope) -> Bool {
     var link: ClosingChain? = self
     while let current = link {
-      if current.scope == ObjectIdentifier(scope) { return true }
+      if ScopeRef(current.scope).isSelfOrDescendant(of: scope) { return true }
       link = current.next
     }
     return false
@@ -139,12 +140,18 @@ extension Scope {
   /// Whether this scope's close has run to its end.
   var isFullyClosed: Bool { lifecycle.isFullyClosed }
 
-  /// Whether the caller is the close of this scope itself (a disposer closing its own scope, or a
-  /// child's disposer closing this parent while this close waits for the child): waiting would
-  /// wait forever.
+  /// Whether the caller is the close of this scope itself or of a scope below it (a disposer
+  /// closing its own scope, or a descendant's disposer closing this ancestor, whose close, here or
+  /// on another thread, waits for that descendant): waiting would wait forever.
   private var isClosedByCaller: Bool {
-    if Scope.closingChain?.contains(self) == true { return true }
+    if Scope.closingChain?.containsScopeOrDescendant(of: self) == true { return true }
     if ThreadContext.releasingScope == UInt(bitPattern: ObjectIdentifier(self)) { return true }
+    let closing = ThreadContext.closingScope
+    if closing != 0, let running = UnsafeRawPointer(bitPattern: closing),
+      ScopeRef(unmanaged: .fromOpaque(running)).isSelfOrDescendant(of: self)
+    {
+      return true
+    }
     return withStateIfMade { _ in synchronousCloser } == currentThreadID()
   }
 
