@@ -55,23 +55,53 @@ enum ModuleInstallation {
   /// make, would lift this.)
   static func hold() -> Hold {
     let thread = currentThreadID()
-    if owner.load(ordering: .relaxed) == thread { return Hold(isNested: true) }
+    if owner.load(ordering: .relaxed) == thread, let outermost { return Hold(nestedIn: outermost) }
     lock.lock()
     owner.store(thread, ordering: .relaxed)
-    return Hold(isNested: false)
+    let hold = Hold(nestedIn: nil)
+    outermost = hold
+    return hold
   }
 
+  /// The hold of the installation that took `lock`; read and written only by the thread that
+  /// holds `lock`.
+  nonisolated(unsafe) private static var outermost: Hold?
+
   /// The installing thread's hold on the lock; released once, by that thread.
+  ///
+  /// An installation nested in another one's `register(in:)` does not hold the lock itself: its
+  /// hooks and eager singletons, user code that may wait for other threads' installations, are
+  /// handed to the outermost installation, which runs them once it has released the lock.
   final class Hold {
     private var isHeld: Bool
+    /// The outermost installation's hold, for a nested installation; `nil` for the outermost.
+    let outermost: Hold?
+    /// What nested installations left to run after the lock is released, in their order.
+    private var deferred: [() throws -> Void] = []
 
-    fileprivate init(isNested: Bool) { isHeld = !isNested }
+    fileprivate init(nestedIn outermost: Hold?) {
+      self.outermost = outermost
+      isHeld = outermost == nil
+    }
 
     func release() {
       guard isHeld else { return }
       isHeld = false
+      ModuleInstallation.outermost = nil
       ModuleInstallation.owner.store(0, ordering: .relaxed)
       ModuleInstallation.lock.unlock()
+    }
+
+    /// Keeps `work` (a nested installation's hooks) for ``runDeferred()``.
+    func runAfterRelease(_ work: @escaping () throws -> Void) {
+      deferred.append(work)
+    }
+
+    /// Runs what nested installations left, in their order; stops at the first that throws.
+    func runDeferred() throws {
+      let work = deferred
+      deferred = []
+      for item in work { try item() }
     }
 
     deinit { release() }

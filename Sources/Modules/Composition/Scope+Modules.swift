@@ -54,9 +54,19 @@ extension Scope {
       throw error
     }
     hold.release()
-    // The hooks run after the lock is released: a hook may install modules itself. Hooks an
-    // earlier installation of these modules left unrun go first, in their load order.
-    for hook in try unrunHooks(of: modules, besides: plan) + plan {
+    // The hooks run after the lock is released: a hook may install modules itself, or wait for
+    // another thread that does. Hooks an earlier installation of these modules left unrun go
+    // first, in their load order. An installation nested in another's `register(in:)` leaves its
+    // hooks to the outermost one, which runs them (first) once it has released the lock.
+    let hooks = try unrunHooks(of: modules, besides: plan) + plan
+    if let outermost = hold.outermost { return outermost.runAfterRelease { try self.run(hooks) } }
+    try hold.runDeferred()
+    try run(hooks)
+  }
+
+  /// Runs `hooks` in order, each unless it ran already or another installation runs it.
+  private func run(_ hooks: [PendingHook]) throws {
+    for hook in hooks {
       guard claim(hook) else { continue }  // another installation runs it
       do {
         try hook.step.module.loaded(in: self, skipping: hook.step.loadedBefore)

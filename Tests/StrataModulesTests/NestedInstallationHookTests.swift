@@ -1,0 +1,71 @@
+import Dispatch
+import Foundation
+import Strata
+import StrataModules
+import Synchronization
+import Testing
+
+private final class HookLog: @unchecked Sendable {
+  private let lock = NSLock()
+  private var entries: [String] = []
+  func add(_ entry: String) { lock.withLock { entries.append(entry) } }
+  var all: [String] { lock.withLock { entries } }
+}
+
+/// A module installed by another thread while a hook waits for it.
+private struct ElsewhereModule: Module {
+  func register(in registry: Registrar) { registry.register(Int.self, name: "elsewhere") { _ in 0 } }
+}
+
+/// A module whose hook waits for another thread that installs a module: fine once no
+/// installation holds the process-wide lock.
+private struct WaitingHookModule: Module {
+  let log: HookLog
+  func register(in registry: Registrar) { registry.register(Int.self, name: "inner") { _ in 1 } }
+  func loaded(in scope: Scope) throws {
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+      _ = try? Container(modules: [ElsewhereModule()])
+      done.signal()
+    }.start()
+    log.add(done.wait(timeout: .now() + 10) == .success ? "inner hook" : "inner hook timed out")
+  }
+}
+
+/// A module whose `register(in:)` installs another module into a feature scope.
+private struct InstallingModule: Module {
+  let feature: Scope
+  let log: HookLog
+  func register(in registry: Registrar) {
+    do {
+      try feature.install(WaitingHookModule(log: log))
+    } catch {
+      log.add("nested install failed: \(error)")
+    }
+    registry.register(Int.self, name: "outer") { _ in 2 }
+  }
+  func loaded(in scope: Scope) throws { log.add("outer hook") }
+}
+
+/// An installation nested in another module's `register(in:)` runs its hooks after the outermost
+/// installation released the process-wide lock, so a hook may wait for other installations.
+@Suite struct NestedInstallationHookTests {
+  @Test func aNestedInstallationsHookRunsAfterTheLockIsReleased() throws {
+    let log = HookLog()
+    let finished = DispatchSemaphore(value: 0)
+    let container = Container()
+    let feature = try container.makeScope(.session)
+    Thread {
+      do {
+        try container.install(InstallingModule(feature: feature, log: log))
+      } catch {
+        log.add("install failed: \(error)")
+      }
+      finished.signal()
+    }.start()
+    #expect(finished.wait(timeout: .now() + 15) == .success, "the installation deadlocked")
+    #expect(log.all == ["inner hook", "outer hook"])
+    #expect(try feature.resolve(Int.self, name: "inner") == 1)
+    #expect(try container.resolve(Int.self, name: "outer") == 2)
+  }
+}
