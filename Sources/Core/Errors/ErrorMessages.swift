@@ -133,6 +133,10 @@ enum ErrorMessages {
       return "`\(wanted)` is registered with arguments \(other.arguments.tupleName), "
         + "resolved with \(key.arguments.tupleName)"
     case .named(let name): return "a registration named `\(name)` exists; resolve it with `name: \(name)`"
+    case .otherName(let name, let wantedName) where name.description == wantedName.description:
+      // Equal texts, different types: a name's type is part of the key.
+      return "`\(wanted)` is registered under the name `\(name)` of type `\(name.typeName)`, not "
+        + "`\(wantedName)` of type `\(wantedName.typeName)`: a name's type is part of the key"
     case .otherName(let name, let wantedName):
       return "`\(wanted)` is registered under the name `\(name)`, not `\(wantedName)`"
     case .unnamed: return "an unnamed registration of `\(wanted)` exists; resolve it without a name"

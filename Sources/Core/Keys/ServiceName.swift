@@ -20,6 +20,9 @@ class AnyServiceName: @unchecked Sendable, CustomStringConvertible {
   var valueHash: Int { 0 }
 
   @usableFromInline var description: String { "" }
+
+  /// The name's type, as written in messages (`AppChannel`).
+  var typeName: String { "" }
 }
 
 extension AnyServiceName: Equatable {
@@ -42,6 +45,8 @@ final class ServiceName<Value: Hashable & Sendable>: AnyServiceName, @unchecked 
 
   /// `.primary` for an enum case, `"audit"` for a string, the value's description otherwise.
   override var valueHash: Int { value.hashValue }
+
+  override var typeName: String { String(describing: Value.self) }
 
   @usableFromInline override var description: String {
     if let string = value as? String { return "\"\(string)\"" }

@@ -458,3 +458,28 @@ import Testing
         """)
   }
 }
+
+/// A near-miss name whose text equals the wanted one differs in type: the hint names both types.
+@Suite struct NameTypeHintTests {
+  private enum AppChannel: Hashable, Sendable { case audit }
+  private enum LibraryChannel: Hashable, Sendable { case audit }
+
+  @Test func equalNameTextsOfDifferentTypesNameTheTypes() throws {
+    let container = try Container { registry in
+      registry.register(String.self, name: AppChannel.audit) { _ in "app" }
+      registry.register(Int.self, name: 1) { _ in 1 }
+    }
+    let channel = #expect(throws: ResolutionError.self) {
+      try container.resolve(String.self, name: LibraryChannel.audit)
+    }
+    #expect(
+      channel?.hint
+        == "`String` is registered under the name `.audit` of type `AppChannel`, not `.audit` of type "
+        + "`LibraryChannel`: a name's type is part of the key")
+    let number = #expect(throws: ResolutionError.self) { try container.resolve(Int.self, name: UInt(1)) }
+    #expect(
+      number?.hint
+        == "`Int` is registered under the name `1` of type `Int`, not `1` of type `UInt`: a name's type "
+        + "is part of the key")
+  }
+}
