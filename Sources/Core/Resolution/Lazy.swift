@@ -145,6 +145,9 @@ public struct Provider<Value>: Sendable {
 @usableFromInline
 protocol ImplicitDependency {
   init(implicitIn scope: Scope, holder: DeferredHolding)
+
+  /// The key of what it resolves (`T` for `Lazy<T>`).
+  static var targetKey: ServiceKey { get }
 }
 
 extension ImplicitDependency {
@@ -157,6 +160,8 @@ extension ImplicitDependency {
 }
 
 extension Lazy: ImplicitDependency {
+  @usableFromInline static var targetKey: ServiceKey { ServiceKey(Value.self, name: nil) }
+
   @inlinable
   convenience init(implicitIn scope: Scope, holder: DeferredHolding) {
     self.init(scope: scope, holder: holder, key: ServiceKey(Value.self, name: nil)) {
@@ -166,6 +171,8 @@ extension Lazy: ImplicitDependency {
 }
 
 extension Provider: ImplicitDependency {
+  @usableFromInline static var targetKey: ServiceKey { ServiceKey(Value.self, name: nil) }
+
   @inlinable
   init(implicitIn scope: Scope, holder: DeferredHolding) {
     self.init(scope: scope, holder: holder) { try $0.resolve(Value.self) }

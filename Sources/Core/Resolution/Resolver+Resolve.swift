@@ -78,8 +78,12 @@ extension Resolver {
   /// - Throws: ``ResolutionError`` if a registration exists but resolving it fails: a missing
   ///   dependency further down is still an error, not `nil`.
   public borrowing func resolveIfRegistered<Service>(_ type: Service.Type = Service.self) throws -> Service? {
-    guard isRegistered(ServiceKey(Service.self, name: nil)) || Service.self is any ImplicitDependency.Type
-    else { return nil }
+    // A `Lazy<T>` or `Provider<T>` is there when `T` is (or when it is registered itself).
+    var registered = isRegistered(ServiceKey(Service.self, name: nil))
+    if !registered, let implicit = Service.self as? any ImplicitDependency.Type {
+      registered = isRegistered(implicit.targetKey)
+    }
+    guard registered else { return nil }
     return try resolve(Service.self)
   }
 

@@ -97,3 +97,21 @@ import Testing
     #expect(try text.value.count == 40 && text.value == String(repeating: "x", count: 40))
   }
 }
+
+/// `resolveIfRegistered` of a `Lazy<T>` or `Provider<T>` answers for `T`.
+@Suite struct ResolveIfRegisteredDeferredTests {
+  private final class Tracer: Sendable {}
+
+  @Test func aLazyOrProviderOfAnUnregisteredServiceIsNil() throws {
+    let container = Container()
+    #expect(try container.resolveIfRegistered(Lazy<Tracer>.self) == nil)
+    #expect(try container.resolveIfRegistered(Provider<Tracer>.self) == nil)
+  }
+
+  @Test func aLazyOrProviderOfARegisteredServiceIsThere() throws {
+    let container = try Container { registry in registry.register(Tracer.self) { _ in Tracer() } }
+    let request = try container.makeScope(.request)
+    #expect(try request.resolveIfRegistered(Lazy<Tracer>.self)?.value != nil)
+    #expect(try request.resolveIfRegistered(Provider<Tracer>.self)?.get() != nil)
+  }
+}
