@@ -63,6 +63,10 @@ struct Validator {
     let isFixed: Bool
     /// The node whose resolve is walked.
     let start: Int
+    /// The keys from the resolve that led here to `start` (excluded), when `start` is made inside
+    /// another service's resolve: an untagged scoped service made where its captor is, or what a
+    /// `Lazy` or `Provider` resolves where its holder lives.
+    var prefix: [ServiceKey] = []
   }
 
   /// A `scoped` service reachable from a node through transient and graph services only (whose
@@ -107,29 +111,69 @@ struct Validator {
         position: graph.deepest, captor: isScoped ? start : nil, isFixed: graph.isComplete, start: start)
     }
 
+    var checked: Set<Int> = []
+    checkReached(from: context, checked: &checked)
+  }
+
+  /// Checks what the resolve of `context.start` reaches: each scoped service against the context's
+  /// rules, then, where the resolve makes them at a known position (`context.isFixed`), the
+  /// untagged scoped services it makes there and what its `Lazy` and `Provider` dependencies
+  /// resolve there later, each as a resolve of its own at that position. `checked` holds the
+  /// nested resolves already checked (see ``nestedKey(_:at:captor:)``).
+  private mutating func checkReached(from context: Context, checked: inout Set<Int>) {
+    let start = context.start
     // A `Lazy` or `Provider` made for a holder the rules constrain (a singleton, a weak service)
     // resolves later under that holder's rules: for captures, its edges count as direct ones.
     let deferredCaptures =
       context.captor.map {
         LifetimeRules.constrainsLookups(by: graph.nodes[$0].registration.lifetime)
       } ?? false
+    var nested: [Context] = []
     for reached in reach(from: start, at: context.position, deferredCaptures: deferredCaptures) {
       let found = graph.nodes[reached.target].registration
       if let tag = found.lifetime.scopeTag {
         checkTag(
           tag, of: reached, context: context, captor: reached.isDeferred ? nil : context.captor,
           deferredCaptures: deferredCaptures)
-      } else if !reached.isDeferred, let captor = context.captor,
+        continue
+      }
+      if !reached.isDeferred, found.lifetime == .scoped, let captor = context.captor,
         LifetimeRules.capture(of: found.lifetime, by: graph.nodes[captor].registration.lifetime) == .captive
       {
         add(
           .captiveDependency, key: found.key,
-          path: path(to: reached, from: start, at: context.position, deferredCaptures: deferredCaptures),
+          path: context.prefix
+            + path(to: reached, from: start, at: context.position, deferredCaptures: deferredCaptures),
           at: graph.nodes[captor].registration,
           .captive(
             captor: graph.nodes[captor].registration, captured: found, scopes: scopeText(context.position)))
+        continue
       }
+      // An untagged scoped service made at a known position above the deepest scope, or what a
+      // `Lazy` or `Provider` resolves there later: its own dependencies are resolved there, which
+      // its own check (at the deepest scope) does not see. Checked as a resolve of its own.
+      let madeWhereResolved = [Lifetime.scoped, .transient, .graph].contains(found.lifetime)
+      guard context.isFixed, context.position != graph.deepest, madeWhereResolved,
+        found.lifetime == .scoped || reached.isDeferred
+      else { continue }
+      let captor = found.lifetime == .scoped ? reached.target : nil
+      guard checked.insert(nestedKey(reached.target, at: context.position, captor: captor)).inserted
+      else { continue }
+      let keys =
+        context.prefix
+        + path(to: reached, from: start, at: context.position, deferredCaptures: deferredCaptures)
+      nested.append(
+        Context(
+          position: context.position, captor: captor, isFixed: true, start: reached.target,
+          prefix: Array(keys.dropLast())))
     }
+    for inner in nested { checkReached(from: inner, checked: &checked) }
+  }
+
+  /// Identifies a nested resolve of `node` at `position`, made for itself as `captor` or for no
+  /// captor.
+  private func nestedKey(_ node: Int, at position: Int, captor: Int?) -> Int {
+    (node * graph.tags.count + position) * 2 + (captor == nil ? 0 : 1)
   }
 
   /// The scoped services reachable from `start` through transient and graph services, with its
@@ -184,6 +228,10 @@ struct Validator {
         } else if reachInProgress.insert(memoKey(target)).inserted {  // else a cycle, reported apart
           frames.append(Frame(node: target, edges: graph.nodes[target].edges ?? []))
         }
+      } else if isDeferred && [Lifetime.scoped, .transient, .graph].contains(lifetime) {
+        // Resolved later, where the holder lives: checked there as a resolve of its own.
+        frames[frames.count - 1].merge(
+          [Reached(target: target, hop: target, isDeferred: true)], via: target)
       }
     }
     return reachMemo[memoKey(start)] ?? []
@@ -216,8 +264,9 @@ struct Validator {
   ) {
     guard context.isFixed, graph.owner(tagged: tag, from: context.position) == nil else { return }
     let found = graph.nodes[reached.target].registration
-    let path = path(
-      to: reached, from: context.start, at: context.position, deferredCaptures: deferredCaptures)
+    let path =
+      context.prefix
+      + path(to: reached, from: context.start, at: context.position, deferredCaptures: deferredCaptures)
     if let captor {
       let registration = graph.nodes[captor].registration
       add(
