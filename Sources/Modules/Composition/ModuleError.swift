@@ -79,7 +79,7 @@ public struct ModuleError: Error, CustomStringConvertible {
     case .staleOverride: "the override of \(key) replaces nothing"
     case .loadHookFailed:
       "the loaded(in:) hook of \(modules.first.map(\.description) ?? "a module") threw: "
-        + (underlying.map { "\($0)" } ?? "an error")
+        + (underlyingLines.first ?? "an error")
     default: "\(code)"
     }
   }
@@ -97,8 +97,18 @@ public struct ModuleError: Error, CustomStringConvertible {
     case .staleOverride:
       "no other module and no enclosing scope registers it; remove the override (a stale test "
         + "double?) or register the service it stands in for"
-    default: "the modules' registrations are published; fix the hook or what it resolves"
+    default:
+      // The hook's error's own hint first (a `ResolutionError` says what to register).
+      underlyingLines.dropFirst().compactMap { line in
+        line.hasPrefix("  hint: ") ? String(line.dropFirst("  hint: ".count)) + "; " : nil
+      }.joined() + "the modules' registrations are published; fix the hook or what it resolves"
     }
+  }
+
+  /// The lines of the hook's error's description (one for most errors; a `ResolutionError` adds
+  /// its path, registration site and hint).
+  private var underlyingLines: [String] {
+    underlying.map { "\($0)".split(separator: "\n", omittingEmptySubsequences: false).map(String.init) } ?? []
   }
 
   /// A multi-line text: the message, the modules and sites, and a hint.
@@ -112,6 +122,8 @@ public struct ModuleError: Error, CustomStringConvertible {
   public var description: String {
     var lines = ["\(code): \(message)"]
     for (module, site) in zip(modules, sites) { lines.append("  \(module) at \(site)") }
+    // The rest of the hook's error (its path and site), its hint merged into this one.
+    lines += underlyingLines.dropFirst().filter { !$0.hasPrefix("  hint: ") }
     lines.append("  hint: \(hint)")
     return lines.joined(separator: "\n")
   }
