@@ -37,7 +37,8 @@ public struct Lifetime: Hashable, Sendable, CustomStringConvertible {
   /// A ``singleton`` that is made as soon as its registration is added, so start-up fails fast.
   public static let eagerSingleton = Lifetime(.eagerSingleton)
   /// One instance shared while anybody holds a strong reference to it; made again afterwards.
-  /// Meant for class instances: a value type is never shared.
+  /// For class instances only: resolving a `weak` registration whose factory makes a value (or
+  /// `nil`) throws ``ResolutionError/Code/invalidRegistration``.
   public static let weak = Lifetime(.weak)
   /// One instance within a single top-level resolve, shared by the transients and `graph`
   /// instances that resolve builds (a singleton, scoped or weak instance made during it builds its

@@ -30,6 +30,11 @@ import Synchronization
 /// holding the `Lazy` is disposed before what the `Lazy` resolved for it, as if that had been
 /// made first, so its disposer can still use the value.
 ///
+/// A `Lazy` that breaks a cycle between two shared instances (`A` holds `Lazy<B>`, `B` holds
+/// `A`) makes a reference cycle once read: `A` keeps `B` through the `Lazy`, and `B` keeps `A`.
+/// Closing the scope disposes both but cannot free them; hold one side weakly, or use a
+/// ``Provider``, which keeps no value.
+///
 /// `Sendable` when `Value` is: every thread that reads a `Lazy` gets the one cached value, so a
 /// value that is not `Sendable` must stay on one thread with its `Lazy`. (`@unchecked`: `cached`
 /// is written once under `creation`, before `resolved` is set, and read after it is seen.)
