@@ -30,6 +30,12 @@ package struct ScopeRef {
   @inlinable @inline(__always)
   package var parent: ScopeRef? { with { $0.links.parent } }
 
+  /// The scope whose synchronous close runs on this thread (``ThreadContext/closingScope``), held
+  /// by that close while it runs; `nil` if none does.
+  static var closingOnThisThread: ScopeRef? {
+    UnsafeRawPointer(bitPattern: ThreadContext.closingScope).map { ScopeRef(unmanaged: .fromOpaque($0)) }
+  }
+
   /// Whether this scope is `ancestor` or lies below it.
   func isSelfOrDescendant(of ancestor: Scope) -> Bool {
     var current: ScopeRef? = self

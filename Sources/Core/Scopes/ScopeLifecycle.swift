@@ -146,12 +146,7 @@ extension Scope {
   private var isClosedByCaller: Bool {
     if Scope.closingChain?.containsScopeOrDescendant(of: self) == true { return true }
     if ThreadContext.releasingScope == UInt(bitPattern: ObjectIdentifier(self)) { return true }
-    let closing = ThreadContext.closingScope
-    if closing != 0, let running = UnsafeRawPointer(bitPattern: closing),
-      ScopeRef(unmanaged: .fromOpaque(running)).isSelfOrDescendant(of: self)
-    {
-      return true
-    }
+    if let running = ScopeRef.closingOnThisThread, running.isSelfOrDescendant(of: self) { return true }
     return withStateIfMade { _ in synchronousCloser } == currentThreadID()
   }
 
