@@ -60,6 +60,13 @@ struct DuplicateCheck {
             code: .staleOverride, modules: [id(override)], key: key, sites: [override.registeredAt])
         }
         replaced.formUnion(plain.map(\.0))
+        // One replacement module in two compositions registers twice, from the same line: its
+        // last copy stands for both.
+        var lastCopy: [SiteOfModule: Int] = [:]
+        for (position, registration) in registrations where registration.attributes.overrideRank == top {
+          let site = SiteOfModule(module: registration.moduleAttribution, site: registration.registeredAt)
+          if let earlierCopy = lastCopy.updateValue(position, forKey: site) { replaced.insert(earlierCopy) }
+        }
       } else if let added = plain.first?.1,
         let clash = earlier.last(where: {
           $0.moduleAttribution != nil && $0.moduleAttribution != added.moduleAttribution && !$0.isOverride
@@ -72,6 +79,13 @@ struct DuplicateCheck {
       }
     }
     return replaced
+  }
+
+  /// A registration site within one module: two registrations that share it are one registration
+  /// made twice.
+  private struct SiteOfModule: Hashable {
+    let module: ModuleAttribution?
+    let site: SourceLocation
   }
 
   /// The first registrations of the first two different modules among `registrations`.
