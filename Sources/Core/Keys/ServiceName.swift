@@ -50,7 +50,7 @@ final class ServiceName<Value: Hashable & Sendable>: AnyServiceName, @unchecked 
 
   @usableFromInline override var description: String {
     if let string = value as? String { return "\"\(string)\"" }
-    let text = String(describing: value)
+    let text = StableText.describing(value)
     let isEnum = Mirror(reflecting: value).displayStyle == .enum
     return isEnum ? "." + text : text
   }

@@ -62,7 +62,7 @@ public struct ModuleID: Hashable, Sendable, CustomStringConvertible {
   public var description: String {
     guard let parameter, compositeName == nil else { return typeName }
     if let text = parameter as? String { return "\(typeName)(\"\(text)\")" }
-    return "\(typeName)(\(parameter))"
+    return "\(typeName)(\(StableText.describing(parameter)))"
   }
 
   public static func == (lhs: ModuleID, rhs: ModuleID) -> Bool {
