@@ -63,15 +63,19 @@ enum ModuleInstallation {
     return hold
   }
 
-  /// The hold of the installation that took `lock`; read and written only by the thread that
-  /// holds `lock`.
+  /// The hold of the installation that took `lock`. `nonisolated(unsafe)` because `lock`, not the
+  /// compiler, guards it: only the thread holding `lock` reads or writes it (`hold()` reads it
+  /// after seeing its own thread in `owner`, or writes it after taking `lock`; `release()` clears
+  /// it before unlocking).
   nonisolated(unsafe) private static var outermost: Hold?
 
   /// The installing thread's hold on the lock; released once, by that thread.
   ///
   /// An installation nested in another one's `register(in:)` does not hold the lock itself: its
-  /// hooks and eager singletons, user code that may wait for other threads' installations, are
-  /// handed to the outermost installation, which runs them once it has released the lock.
+  /// hooks, user code that may wait for other threads' installations, are handed to the outermost
+  /// installation, which runs them once it has released the lock. (Its eager singletons are still
+  /// made under the lock; an outermost installation that fails drops the handed hooks, which stay
+  /// unrun and run when those modules are installed again in that scope.)
   final class Hold {
     private var isHeld: Bool
     /// The outermost installation's hold, for a nested installation; `nil` for the outermost.
