@@ -130,7 +130,7 @@ import Testing
     // A synchronous close disposes async disposers in a background task: give it time to be
     // scheduled. Under ThreadSanitizer, with other suites blocking the two pool threads, 0.5 s was
     // once not enough (CI flake, disposed [0] times); the wait ends as soon as all are disposed.
-    _ = await stressWait(seconds: 5) { created.withLock { $0.allSatisfy { $0.disposeCount > 0 } } }
+    _ = await stressWait(seconds: 20) { created.withLock { $0.allSatisfy { $0.disposeCount > 0 } } }
     let counts = created.withLock { $0.map(\.disposeCount) }
     var result = failures.withLock { $0 }
     if counts.count > 1 && order != .closeDuringFactory {

@@ -58,7 +58,7 @@ final class StressLazyHolder: Sendable {
     }()
     #expect(finished)
     #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(3) })")
-    let freed = await stressWait(seconds: 5) { tracked.withLock { $0.allSatisfy { $0.object == nil } } }
+    let freed = await stressWait(seconds: 20) { tracked.withLock { $0.allSatisfy { $0.object == nil } } }
     let alive = tracked.withLock { references in references.filter { $0.object != nil }.map(\.label) }
     #expect(freed, "\(alive.count) of \(tracked.withLock { $0.count }) still alive: \(Set(alive))")
   }
