@@ -33,7 +33,7 @@ import Testing
         try await wait()
       }
     }
-    _ = await stressWait(seconds: 5) { entered.load(ordering: .sequentiallyConsistent) }
+    _ = await stressWait(seconds: 20) { entered.load(ordering: .sequentiallyConsistent) }
     task.cancel()
     return await task.result
   }
@@ -111,7 +111,7 @@ import Testing
         }
       }
       if cancelled {
-        _ = await stressWait(seconds: 5) { entered.load(ordering: .sequentiallyConsistent) }
+        _ = await stressWait(seconds: 20) { entered.load(ordering: .sequentiallyConsistent) }
         task.cancel()
       }
       let result = await task.result
