@@ -221,4 +221,33 @@ private struct SecondModule: Module {
       #expect(unescaped.filter { $0 == "\"" }.count % 2 == 0, "\(line)")
     }
   }
+
+  /// Every line break Unicode knows (U+2028, U+2029, U+0085, vertical tab, form feed) stays
+  /// inside its label, and a `#` in a Mermaid label is not read as the start of an entity.
+  @Test func unicodeLineBreaksAndHashesStayInsideTheirLabels() throws {
+    let breaks = ["\u{2028}", "\u{2029}", "\u{85}", "\u{0B}", "\u{0C}"]
+    let container = try Container { registry in
+      for (index, separator) in breaks.enumerated() {
+        registry.register(Int.self, name: "first\(index)\(separator)second\(index)", dependsOn: []) { _ in
+          index
+        }
+      }
+      registry.register(Mailer.self, name: "#lt;tag#gt; #1", dependsOn: []) { _ in Mailer() }
+    }
+    let text = container.exportGraph(as: .text)
+    let dot = container.exportGraph(as: .dot)
+    let mermaid = container.exportGraph(as: .mermaid)
+    for (index, _) in breaks.enumerated() {
+      #expect(text.contains("first\(index)\\nsecond\(index)"), "text, break \(index)")
+      #expect(dot.contains("first\(index)\\nsecond\(index)"), "dot, break \(index)")
+      #expect(mermaid.contains("first\(index)<br/>second\(index)"), "mermaid, break \(index)")
+    }
+    for export in [text, dot, mermaid] {
+      // Split as a viewer would, on every kind of line break: no line starts inside a name.
+      let lines = export.split(whereSeparator: \.isNewline)
+      #expect(!lines.contains { $0.hasPrefix("second") })
+    }
+    #expect(mermaid.contains("#35;lt;tag#35;gt; #35;1"))
+    #expect(!mermaid.contains("#lt;tag"))
+  }
 }

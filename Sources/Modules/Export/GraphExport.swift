@@ -113,9 +113,11 @@ struct GraphExport {
         }
       }
     }
-    // A line break inside a name would start a line of its own and break the tree.
-    return lines.map {
-      $0.replacing("\r\n", with: "\\n").replacing("\n", with: "\\n").replacing("\r", with: "\\n")
+    // A line break inside a name (any of Unicode's: U+2028 and U+0085 too) would start a line of
+    // its own and break the tree.
+    return lines.map { line in
+      line.contains(where: \.isNewline)
+        ? String(line.flatMap { $0.isNewline ? ["\\", "n"] : [$0] }) : line
     }
     .joined(separator: "\n")
   }
@@ -155,9 +157,10 @@ struct GraphExport {
       switch character {
       case "\"": result += "\\\""
       case "\\": result += "\\\\"
-      // A line break in a name stays one statement: DOT's own escape for a new line.
-      case "\n", "\r", "\r\n": result += "\\n"
-      default: result.append(character)
+      default:
+        // A line break in a name (any of Unicode's) stays one statement: DOT's own escape for a
+        // new line.
+        if character.isNewline { result += "\\n" } else { result.append(character) }
       }
     }
     return result
@@ -188,7 +191,8 @@ struct GraphExport {
     return lines.joined(separator: "\n")
   }
 
-  /// `text` inside a Mermaid label: quotes and angle brackets as entities.
+  /// `text` inside a Mermaid label: quotes, angle brackets and `#` (which starts an entity) as
+  /// entities.
   private static func mermaidEscaped(_ text: String) -> String {
     var result = ""
     for character in text {
@@ -196,9 +200,11 @@ struct GraphExport {
       case "\"": result += "#quot;"
       case "<": result += "#lt;"
       case ">": result += "#gt;"
-      // A line break in a name stays one statement: Mermaid's line break inside a label.
-      case "\n", "\r", "\r\n": result += "<br/>"
-      default: result.append(character)
+      case "#": result += "#35;"
+      default:
+        // A line break in a name (any of Unicode's) stays one statement: Mermaid's line break
+        // inside a label.
+        if character.isNewline { result += "<br/>" } else { result.append(character) }
       }
     }
     return result
