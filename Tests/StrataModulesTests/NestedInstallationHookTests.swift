@@ -47,6 +47,33 @@ private struct InstallingModule: Module {
   func loaded(in scope: Scope) throws { log.add("outer hook") }
 }
 
+/// A module registering the key `InstallingModule` registers too: installed beside it, the outer
+/// installation fails with a duplicate.
+private struct ClashingModule: Module {
+  func register(in registry: Registrar) { registry.register(Int.self, name: "outer") { _ in 3 } }
+}
+
+/// A module whose hook records that it ran.
+private struct RecordingHookModule: Module {
+  let log: HookLog
+  func register(in registry: Registrar) { registry.register(Int.self, name: "recorded") { _ in 4 } }
+  func loaded(in scope: Scope) throws { log.add("recording hook") }
+}
+
+/// A module whose `register(in:)` installs `RecordingHookModule` into a feature scope.
+private struct InstallingRecorderModule: Module {
+  let feature: Scope
+  let log: HookLog
+  func register(in registry: Registrar) {
+    do {
+      try feature.install(RecordingHookModule(log: log))
+    } catch {
+      log.add("nested install failed: \(error)")
+    }
+    registry.register(Int.self, name: "outer") { _ in 2 }
+  }
+}
+
 /// An installation nested in another module's `register(in:)` runs its hooks after the outermost
 /// installation released the process-wide lock, so a hook may wait for other installations.
 @Suite struct NestedInstallationHookTests {
@@ -67,5 +94,22 @@ private struct InstallingModule: Module {
     #expect(log.all == ["inner hook", "outer hook"])
     #expect(try feature.resolve(Int.self, name: "inner") == 1)
     #expect(try container.resolve(Int.self, name: "outer") == 2)
+  }
+
+  /// The outer installation fails (a duplicate) after a nested one into another scope succeeded:
+  /// the nested modules are installed there, and their hook runs all the same.
+  @Test func aNestedInstallationsHookRunsWhenTheOuterInstallationFails() throws {
+    let log = HookLog()
+    let container = Container()
+    let feature = try container.makeScope(.session)
+    #expect(throws: ModuleError.self) {
+      try container.install([InstallingRecorderModule(feature: feature, log: log), ClashingModule()])
+    }
+    #expect(log.all == ["recording hook"])
+    #expect(try feature.resolve(Int.self, name: "recorded") == 4)
+    #expect(try container.resolveIfRegistered(Int.self, name: "outer") == nil)
+    // Installing it again does not run the hook a second time.
+    try feature.install(RecordingHookModule(log: log))
+    #expect(log.all == ["recording hook"])
   }
 }

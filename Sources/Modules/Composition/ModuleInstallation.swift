@@ -74,8 +74,7 @@ enum ModuleInstallation {
   /// An installation nested in another one's `register(in:)` does not hold the lock itself: its
   /// hooks, user code that may wait for other threads' installations, are handed to the outermost
   /// installation, which runs them once it has released the lock. (Its eager singletons are still
-  /// made under the lock; an outermost installation that fails drops the handed hooks, which stay
-  /// unrun and run when those modules are installed again in that scope.)
+  /// made under the lock.) An outermost installation that fails still runs the hooks handed to it.
   final class Hold {
     private var isHeld: Bool
     /// The outermost installation's hold, for a nested installation; `nil` for the outermost.
@@ -106,6 +105,15 @@ enum ModuleInstallation {
       let work = deferred
       deferred = []
       for item in work { try item() }
+    }
+
+    /// Runs what nested installations left, each whatever the others do, for an outermost
+    /// installation that failed and reports its own error: a hook that throws here stays unrun,
+    /// and runs when its module is installed again in that scope.
+    func runDeferredIgnoringFailures() {
+      let work = deferred
+      deferred = []
+      for item in work { try? item() }
     }
 
     deinit { release() }

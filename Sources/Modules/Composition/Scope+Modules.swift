@@ -51,6 +51,9 @@ extension Scope {
       plan = try installRegistrations(of: modules, releasingAtPublication: hold)
     } catch {
       hold.release()
+      // Installations nested in this one's modules that succeeded published their registrations
+      // (in other scopes); their hooks run although this installation failed.
+      if hold.outermost == nil { hold.runDeferredIgnoringFailures() }
       throw error
     }
     hold.release()
