@@ -84,7 +84,7 @@ private final class SlowRollback: AsyncDisposable, Sendable {
       try? await session.close()
       closed.value.add(1, ordering: .relaxed)
     }
-    for _ in 0..<1000 where closed.value.load(ordering: .relaxed) < 2 {
+    for _ in 0..<3000 where closed.value.load(ordering: .relaxed) < 2 {  // 30 s at least
       try await Task.sleep(for: .milliseconds(10))
     }
     let count = closed.value.load(ordering: .relaxed)
