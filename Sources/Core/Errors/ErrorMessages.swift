@@ -133,10 +133,20 @@ enum ErrorMessages {
       return "`\(wanted)` is registered with arguments \(other.arguments.tupleName), "
         + "resolved with \(key.arguments.tupleName)"
     case .named(let name): return "a registration named `\(name)` exists; resolve it with `name: \(name)`"
-    case .otherName(let name, let wantedName) where name.description == wantedName.description:
+    case .otherName(let name, let wantedName)
+    where name.description == wantedName.description && name.typeID != wantedName.typeID:
       // Equal texts, different types: a name's type is part of the key.
       return "`\(wanted)` is registered under the name `\(name)` of type `\(name.typeName)`, not "
         + "`\(wantedName)` of type `\(wantedName.typeName)`: a name's type is part of the key"
+    case .otherName(let name, let wantedName) where name == wantedName:
+      // Equal, and not found: the name type's hash disagrees with its `==`.
+      return "`\(wanted)` is registered under a name equal (`==`) to `\(wantedName)` but with another "
+        + "hash value: `\(name.typeName)`'s `hash(into:)` must combine exactly what its `==` compares"
+    case .otherName(let name, let wantedName) where name.description == wantedName.description:
+      // Equal texts, one type, values not `==`.
+      return "`\(wanted)` is registered under a name of type `\(name.typeName)` that prints as `\(name)` "
+        + "but is not equal (`==`) to the `\(wantedName)` resolved with: a name is found only by a value "
+        + "`==` to it (`Double.nan` equals nothing; an object compared by identity, only itself)"
     case .otherName(let name, let wantedName):
       return "`\(wanted)` is registered under the name `\(name)`, not `\(wantedName)`"
     case .unnamed: return "an unnamed registration of `\(wanted)` exists; resolve it without a name"

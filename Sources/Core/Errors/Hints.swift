@@ -29,9 +29,14 @@ enum Hints {
     {
       return .otherArguments(registered: other)
     }
-    // A name of the wanted name's type first (`.audit` for `.app`, not `1`).
+    // A name of the wanted name's type first (`.audit` for `.app`, not `1`), and of those one
+    // equal to the wanted one (its hash disagrees), or printing as it (a `nan` for `nan`), whose
+    // hint says why it does not match.
     let named = sameService.filter { $0.name != nil && $0.arguments == key.arguments }
-    if let other = named.first(where: { $0.name?.typeID == key.name?.typeID }) ?? named.first,
+    let sameType = named.filter { $0.name?.typeID == key.name?.typeID }
+    if let other = sameType.first(where: { $0.name == key.name })
+      ?? sameType.first(where: { $0.name?.description == key.name?.description })
+      ?? sameType.first ?? named.first,
       let name = other.name
     {
       guard let wantedName = key.name else { return .named(name) }
