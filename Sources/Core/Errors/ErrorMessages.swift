@@ -129,6 +129,10 @@ enum ErrorMessages {
   static func hint(for nearMiss: Hints.NearMiss, missing key: ServiceKey) -> String {
     let wanted = key.service.name
     switch nearMiss {
+    case .otherArguments(let other) where other.arguments.tupleName == key.arguments.tupleName:
+      // Argument types that print alike (`Config` of two modules): written with their modules.
+      return "`\(wanted)` is registered with arguments \(other.arguments.qualifiedTupleName), "
+        + "resolved with \(key.arguments.qualifiedTupleName)"
     case .otherArguments(let other):
       return "`\(wanted)` is registered with arguments \(other.arguments.tupleName), "
         + "resolved with \(key.arguments.tupleName)"
@@ -153,6 +157,9 @@ enum ErrorMessages {
     case .extendedType(let similar):
       return "`\(similar)` is registered; did you mean to register it as `\(wanted)` "
         + "(`.forwarding(to: \(wanted).self)`) or to resolve `\(similar)`?"
+    case .sameNamedType(let registered, let wantedType):
+      return "`\(registered)` is registered, another type named `\(wanted)`; `\(wantedType)` is not: "
+        + "resolve the registered type, or register this one"
     case .similarType(let similar): return "did you mean `\(similar)`? It is registered; `\(wanted)` is not"
     case .none:
       return "register it, e.g. `registry.register(\(wanted).self) { resolver in … }`, or check that "

@@ -12,6 +12,9 @@ enum Hints {
     case otherName(AnyServiceName, wanted: AnyServiceName)
     /// The key has a name, and the service is registered without one.
     case unnamed
+    /// Another type that prints as the wanted one (`Config` of another module or enclosing type)
+    /// is registered: both names qualified (`registered`, `wanted`).
+    case sameNamedType(registered: String, wanted: String)
     /// A service whose name extends the wanted one (`DatabaseImpl` for `Database`) is registered.
     case extendedType(String)
     /// A service whose name is a near miss of the wanted one is registered.
@@ -44,6 +47,9 @@ enum Hints {
     }
     if key.name != nil, sameService.contains(where: { $0.name == nil }) { return .unnamed }
     let wanted = key.service.name
+    if let alike = registered.first(where: { $0.service != key.service && $0.service.name == wanted }) {
+      return .sameNamedType(registered: alike.service.qualifiedName, wanted: key.service.qualifiedName)
+    }
     let names = Set(registered.map(\.service.name))
     if let similar = names.sorted().first(where: { $0 != wanted && isNearMiss(wanted, $0) }) {
       return similar.hasPrefix(wanted) ? .extendedType(similar) : .similarType(similar)

@@ -108,10 +108,20 @@ struct TypeIdentity: Hashable, @unchecked Sendable {
 
   var name: String { String(describing: type) }
 
+  /// The name with its module and enclosing types (`App.Billing.Config`): for telling apart types
+  /// that print alike.
+  var qualifiedName: String { String(reflecting: type) }
+
   /// `(String, Int)` for two arguments, `((String, Int))` for one tuple argument, `(String)`, `()`.
   var tupleName: String {
     guard let list = type as? any ArgumentListType.Type else { return "()" }
     return "(" + list.elementTypes.map { String(describing: $0) }.joined(separator: ", ") + ")"
+  }
+
+  /// ``tupleName`` with each type's module and enclosing types (`(App.Billing.Config)`).
+  var qualifiedTupleName: String {
+    guard let list = type as? any ArgumentListType.Type else { return "()" }
+    return "(" + list.elementTypes.map { String(reflecting: $0) }.joined(separator: ", ") + ")"
   }
 
   static func == (lhs: TypeIdentity, rhs: TypeIdentity) -> Bool {
