@@ -58,6 +58,11 @@ enum ErrorMessages {
       return "resolves nested \(depth) levels deep here without repeating a service, and the thread's "
         + "stack (or Strata's limit of \(Resolver.maximumDepth)) has no room for more; shorten the "
         + "chain, defer part of it with Lazy or Provider, or resolve on a thread with a larger stack"
+    case .tooManyDeferred(_, let depth):
+      return "`Lazy`, `Provider` and `@Injected` resolves nest \(depth) deep here, each started inside "
+        + "the one before, without repeating a service, and Strata allows \(ResolutionNesting.limit) on "
+        + "one thread; resolve some of these dependencies directly (as initializer parameters or "
+        + "through the resolver), or read them after the factories that make them return"
     case .factoryFailed: return "the error comes from your factory; `underlying` holds it"
     case .activationFailed: return "the instance was discarded; fix the hook or the service it resolves"
     case .typeMismatch(let forward, let target, let instanceType, _):

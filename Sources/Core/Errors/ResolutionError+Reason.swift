@@ -25,6 +25,9 @@ extension ResolutionError {
     /// A shared instance's factory would have started `depth` levels deep in `scope`, with no
     /// room for more, and no registration to blame.
     case tooDeepInScope(scope: String, depth: Int)
+    /// A `Lazy`, `Provider` or `@Injected` resolve of `key` would have started inside `depth`
+    /// others on one thread, Strata's limit (``ResolutionNesting/limit``).
+    case tooManyDeferred(ServiceKey, depth: Int)
 
     // MARK: factoryFailed, activationFailed, typeMismatch
 
@@ -110,7 +113,7 @@ extension ResolutionError.Reason {
     switch self {
     case .notRegistered, .bundleNotRegistered: .notRegistered
     case .cycle: .cycle
-    case .tooDeep, .tooDeepInScope: .depthLimitExceeded
+    case .tooDeep, .tooDeepInScope, .tooManyDeferred: .depthLimitExceeded
     case .factoryFailed: .factoryFailed
     case .activationFailed: .activationFailed
     case .typeMismatch: .typeMismatch
@@ -133,7 +136,8 @@ extension ResolutionError.Reason {
       .scope(scope)
     case .noCurrentScope: .currentScope
     case .notRegistered(let key, _), .bundleNotRegistered(let key, _), .cycle(let key, _),
-      .tooDeep(let key, _), .lateRegistration(let key, _), .resolvedFromClosedScope(let key, _),
+      .tooDeep(let key, _), .tooManyDeferred(let key, _), .lateRegistration(let key, _),
+      .resolvedFromClosedScope(let key, _),
       .registeredInClosedScope(let key, _),
       .closedWhileCreating(let key, _), .scopeFreed(let key, _), .injectedWithoutScope(let key),
       .typeMismatch(forward: let key, _, _, _):

@@ -34,8 +34,9 @@ public struct ResolutionError: Error, CustomStringConvertible {
     public static let notRegistered = Code("notRegistered")
     /// The resolution reached a service it was already building.
     public static let cycle = Code("cycle")
-    /// The resolution nested deeper than Strata allows, or than the thread's stack has room for,
-    /// without repeating a service (a repeat is a ``cycle``).
+    /// The resolution nested deeper than Strata allows (4,096 levels, or 32 `Lazy`, `Provider`
+    /// and `@Injected` resolves each started inside the one before), or than the thread's stack
+    /// has room for, without repeating a service (a repeat is a ``cycle``).
     public static let depthLimitExceeded = Code("depthLimitExceeded")
     /// A factory threw; ``ResolutionError/underlying`` holds its error.
     public static let factoryFailed = Code("factoryFailed")

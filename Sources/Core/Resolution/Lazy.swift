@@ -30,6 +30,10 @@ import Synchronization
 /// holding the `Lazy` is disposed before what the `Lazy` resolved for it, as if that had been
 /// made first, so its disposer can still use the value.
 ///
+/// A `Lazy` read (a ``Provider`` called, an ``Injected`` property read) while the resolve of
+/// another one runs, in a factory it calls, is nested in it: at most 32 nest on one thread, and a
+/// deeper chain throws ``ResolutionError/Code/depthLimitExceeded``. Resolve long chains directly.
+///
 /// A `Lazy` that breaks a cycle between two shared instances (`A` holds `Lazy<B>`, `B` holds
 /// `A`) makes a reference cycle once read: `A` keeps `B` through the `Lazy`, and `B` keeps `A`.
 /// Closing the scope disposes both but cannot free them; hold one side weakly, or use a
@@ -199,9 +203,8 @@ enum ResolutionNesting {
 
   static func nest<Result>(_ key: ServiceKey, _ body: () throws -> Result) throws -> Result {
     let depth = ThreadContext.lazyNesting
-    guard depth < limit, !ThreadContext.isStackNearlyExhausted else {
-      throw ResolutionError.tooDeep(at: key, depth: depth)
-    }
+    guard depth < limit else { throw ResolutionError(.tooManyDeferred(key, depth: depth)) }
+    guard !ThreadContext.isStackNearlyExhausted else { throw ResolutionError.tooDeep(at: key, depth: depth) }
     ThreadContext.lazyNesting = depth + 1
     defer { ThreadContext.lazyNesting = depth }
     return try body()
