@@ -32,13 +32,14 @@ private struct WaitingHookModule: Module {
   }
 }
 
-/// A module whose `register(in:)` installs another module into a feature scope.
+/// A module whose `register(in:)` installs `nested` into a feature scope.
 private struct InstallingModule: Module {
   let feature: Scope
+  let nested: any Module
   let log: HookLog
   func register(in registry: Registrar) {
     do {
-      try feature.install(WaitingHookModule(log: log))
+      try feature.install(nested)
     } catch {
       log.add("nested install failed: \(error)")
     }
@@ -60,20 +61,6 @@ private struct RecordingHookModule: Module {
   func loaded(in scope: Scope) throws { log.add("recording hook") }
 }
 
-/// A module whose `register(in:)` installs `RecordingHookModule` into a feature scope.
-private struct InstallingRecorderModule: Module {
-  let feature: Scope
-  let log: HookLog
-  func register(in registry: Registrar) {
-    do {
-      try feature.install(RecordingHookModule(log: log))
-    } catch {
-      log.add("nested install failed: \(error)")
-    }
-    registry.register(Int.self, name: "outer") { _ in 2 }
-  }
-}
-
 /// An installation nested in another module's `register(in:)` runs its hooks after the outermost
 /// installation released the process-wide lock, so a hook may wait for other installations.
 @Suite struct NestedInstallationHookTests {
@@ -84,7 +71,8 @@ private struct InstallingRecorderModule: Module {
     let feature = try container.makeScope(.session)
     Thread {
       do {
-        try container.install(InstallingModule(feature: feature, log: log))
+        try container.install(
+          InstallingModule(feature: feature, nested: WaitingHookModule(log: log), log: log))
       } catch {
         log.add("install failed: \(error)")
       }
@@ -103,7 +91,9 @@ private struct InstallingRecorderModule: Module {
     let container = Container()
     let feature = try container.makeScope(.session)
     #expect(throws: ModuleError.self) {
-      try container.install([InstallingRecorderModule(feature: feature, log: log), ClashingModule()])
+      try container.install([
+        InstallingModule(feature: feature, nested: RecordingHookModule(log: log), log: log), ClashingModule(),
+      ])
     }
     #expect(log.all == ["recording hook"])
     #expect(try feature.resolve(Int.self, name: "recorded") == 4)
