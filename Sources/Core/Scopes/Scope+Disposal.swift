@@ -241,7 +241,12 @@ extension Scope {
       return .awaiting(Owned(children: children, own: own))
     }
     var errors: [any Error] = []
+    // As in `disposeOwned`: a disposer that closes this scope or an ancestor returns at once, even
+    // if another task's close of that ancestor waits for this one.
+    let outer = ThreadContext.closingScope
+    ThreadContext.closingScope = UInt(bitPattern: ObjectIdentifier(self))
     _ = Scope.disposeInReverse(&own, errors: &errors)
+    ThreadContext.closingScope = outer
     detachFromParent()
     try throwIfFailed(errors)
     return .closed

@@ -29,6 +29,20 @@ private final class CancellationProbe: Disposable, Sendable {
   }
 }
 
+/// A request-scoped service that ends its session when the request ends, once another task has
+/// begun closing that session (which then waits for this request).
+private final class LogoutAfterSessionCloseBegins: Disposable, Sendable {
+  let session: Scope
+  let entered = DispatchSemaphore(value: 0)
+  init(session: Scope) { self.session = session }
+  func dispose() throws {
+    entered.signal()
+    let deadline = ContinuousClock.now + .seconds(20)
+    while !session.isClosed, ContinuousClock.now < deadline { usleep(100) }
+    try session.close()
+  }
+}
+
 /// How many closes returned.
 private final class ClosedCount: Sendable {
   let value = Atomic<Int>(0)
@@ -111,6 +125,38 @@ private final class SlowRollback: AsyncDisposable, Sendable {
       #expect(disposals == 1)
       #expect(!sawCancellation, "\(lifetime): the disposer saw the caller's cancellation")
       try await container.close()
+    }
+  }
+
+  /// The request's awaited close has only synchronous disposers, so it runs them on the caller's
+  /// thread without a task; its disposer closes the session after another task's close of the
+  /// session began and waits for the request. Both closes return.
+  @Test func anAwaitedCloseWithOnlySynchronousDisposersLetsItsDisposerCloseTheSession() async throws {
+    for round in 0..<5 {
+      let container = Container()
+      let session = try container.makeScope(.session)
+      let request = try session.makeScope(.request) { registry in
+        registry.register(LogoutAfterSessionCloseBegins.self, lifetime: .scoped(.request)) { _ in
+          LogoutAfterSessionCloseBegins(session: session)
+        }
+      }
+      let logout = try request.resolve(LogoutAfterSessionCloseBegins.self)
+      let closed = ClosedCount()
+      Task {
+        try? await request.close()
+        closed.value.add(1, ordering: .relaxed)
+      }
+      while logout.entered.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(1)) }
+      Task {
+        try? await session.close()
+        closed.value.add(1, ordering: .relaxed)
+      }
+      let bothReturned = await eventually(timeout: .seconds(30)) {
+        closed.value.load(ordering: .relaxed) == 2
+      }
+      #expect(bothReturned, "round \(round): a close never returns")
+      guard bothReturned else { return }
+      #expect(session.isClosed && request.isClosed)
     }
   }
 }
