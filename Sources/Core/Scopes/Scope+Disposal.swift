@@ -50,12 +50,13 @@ extension Scope {
   ///
   /// - Returns: The background task disposing what could not be disposed here (an
   ///   ``AsyncDisposable`` instance and everything older), which the parent's own disposals must
-  ///   follow; `nil` if everything was disposed here.
-  private func closeAsChild(collecting errors: inout [any Error]) -> Task<Void, Never>? {
+  ///   follow; `nil` if everything was disposed here. When another close of this scope ran, what
+  ///   that close left behind.
+  private func closeAsChild(collecting errors: inout [any Error]) -> LeftDisposal? {
     let start = lifecycle.beginClose()
     if case .anotherCloseRuns = start {
       waitUntilClosed()
-      return nil
+      return leftBehindByClose
     }
     defer {
       releaseCachedInstancesThenFinish()
@@ -66,22 +67,22 @@ extension Scope {
 
   /// Closes the children and disposes what the scope owns, once this thread began the close (see
   /// ``closeAsChild(collecting:)`` for the result).
-  private func disposeOwned(collecting errors: inout [any Error]) -> Task<Void, Never>? {
+  private func disposeOwned(collecting errors: inout [any Error]) -> LeftDisposal? {
     var own = DisposalStack()
-    guard let children = takeOwned(&own, synchronousCloser: currentThreadID()) else { return nil }
+    guard let taken = takeOwned(&own, synchronousCloser: currentThreadID()) else { return nil }
     // While the disposers run: one that closes this scope or an ancestor returns at once (see
     // `isClosedByCaller`), even if another thread's close of that ancestor waits for this one.
     let outer = ThreadContext.closingScope
     ThreadContext.closingScope = UInt(bitPattern: ObjectIdentifier(self))
     defer { ThreadContext.closingScope = outer }
-    let left: Task<Void, Never>?
-    if children.isEmpty {
+    let left: LeftDisposal?
+    if taken.children.isEmpty && taken.leftBehind.isEmpty {
       left = Scope.disposeInReverse(&own, errors: &errors)
     } else {
-      let childrenLeft = children.compactMap { $0.closeAsChild(collecting: &errors) }
-      left = Scope.disposeInReverse(&own, errors: &errors, after: childrenLeft)
+      let childrenLeft = taken.children.compactMap { $0.closeAsChild(collecting: &errors) }
+      left = Scope.disposeInReverse(&own, errors: &errors, after: taken.leftBehind + childrenLeft)
     }
-    detachFromParent()
+    detachFromParent(leaving: left)
     return left
   }
 
@@ -89,13 +90,13 @@ extension Scope {
   ///
   /// An ``AsyncDisposable`` instance cannot be awaited here: it is reported as
   /// ``AsyncDisposalRequired`` and disposed in a background task, followed there by every older
-  /// instance (it may be built from them, so they must outlive its disposer). If `earlier` (the
-  /// children's background tasks) is not empty, every disposal waits for it in that task.
+  /// instance (it may be built from them, so they must outlive its disposer). If `earlier` (what
+  /// the children left behind) is not empty, every disposal waits for it in that task.
   ///
   /// - Returns: The background task, or `nil` if everything was disposed here.
   private static func disposeInReverse(
-    _ disposals: inout DisposalStack, errors: inout [any Error], after earlier: [Task<Void, Never>] = []
-  ) -> Task<Void, Never>? {
+    _ disposals: inout DisposalStack, errors: inout [any Error], after earlier: [LeftDisposal] = []
+  ) -> LeftDisposal? {
     var disposed = DisposedObjects(count: disposals.count)
     var background: [Disposal] = []
     if earlier.isEmpty {
@@ -122,8 +123,8 @@ extension Scope {
     }
     guard !(background.isEmpty && earlier.isEmpty) else { return nil }
     let pending = background
-    return Task {
-      for task in earlier { await task.value }
+    return LeftDisposal {
+      for left in earlier { await left.wait() }
       _ = await Scope.runAsync(pending)
     }
   }
@@ -171,7 +172,11 @@ extension Scope {
     let owned: Owned
     switch pending.start {
     case .closed: return
-    case .anotherCloseRuns: return await waitUntilClosed()
+    case .anotherCloseRuns:
+      // And for what that close left behind, if it was a synchronous one.
+      await waitUntilClosed()
+      await leftBehindByClose?.wait()
+      return
     case .awaiting(let taken): owned = taken
     }
     defer {
@@ -184,6 +189,7 @@ extension Scope {
         for child in owned.children {
           do { try await child.closeAwaitingDisposers() } catch { errors += Scope.flatten(error) }
         }
+        for left in owned.leftBehind { await left.wait() }
         return errors + (await Scope.runAsync(owned.own.newestFirst()))
       }
     }
@@ -191,7 +197,7 @@ extension Scope {
     // disposer, or a child's close): a cancellation arriving meanwhile must not reach the
     // disposers that run after it.
     let errors =
-      Task.isCancelled || owned.awaitsAnything || !owned.children.isEmpty
+      Task.isCancelled || owned.awaitsAnything || !owned.children.isEmpty || !owned.leftBehind.isEmpty
       ? await Task { await dispose() }.value : await dispose()
     detachFromParent()
     try throwIfFailed(errors)
@@ -233,12 +239,12 @@ extension Scope {
       }
     }
     var own = DisposalStack()
-    guard let children = takeOwned(&own, synchronousCloser: closer, onlyIfAllSynchronous: true) else {
+    guard let taken = takeOwned(&own, synchronousCloser: closer, onlyIfAllSynchronous: true) else {
       return .closed
     }
-    guard closer != 0, children.isEmpty, !own.awaitsAnything else {
+    guard closer != 0, taken.isEmpty, !own.awaitsAnything else {
       finishesHere = false
-      return .awaiting(Owned(children: children, own: own))
+      return .awaiting(Owned(children: taken.children, leftBehind: taken.leftBehind, own: own))
     }
     var errors: [any Error] = []
     // As in `disposeOwned`: a disposer that closes this scope or an ancestor returns at once, even
@@ -252,52 +258,65 @@ extension Scope {
     return .closed
   }
 
-  /// What a closing scope disposes: its linked children, then its own instances.
+  /// What a closing scope disposes: its linked children, then (after what children closed before
+  /// left behind) its own instances.
   fileprivate struct Owned: Sendable {
     let children: [Scope]
+    let leftBehind: [LeftDisposal]
     let own: DisposalStack
 
     /// Whether any own instance is an ``AsyncDisposable``.
     var awaitsAnything: Bool { own.awaitsAnything }
   }
 
-  /// Takes what the scope must close, once this thread has set `closing`: its linked children,
-  /// returned, and its disposal stack, moved into `own`; `nil` if there is nothing to close (then
-  /// the scope is already detached from its parent).
+  /// Takes what the scope must close, once this thread has set `closing`: its linked children and
+  /// what children closed before left behind, returned, and its disposal stack, moved into `own`;
+  /// `nil` if there is nothing to close (then the scope is already detached from its parent).
   ///
   /// - Parameters:
   ///   - own: An empty stack, which receives the scope's own disposals.
   ///   - synchronousCloser: The thread that will run the disposers itself, without suspending
   ///     (see ``Scope/synchronousCloser``); 0 if none will.
-  ///   - onlyIfAllSynchronous: Records `synchronousCloser` only if there is no child and no
-  ///     asynchronous disposer (an asynchronous close disposes on this thread only then).
+  ///   - onlyIfAllSynchronous: Records `synchronousCloser` only if there is no child, nothing left
+  ///     behind and no asynchronous disposer (an asynchronous close disposes on this thread only
+  ///     then).
   private func takeOwned(
     _ own: inout DisposalStack, synchronousCloser: UInt, onlyIfAllSynchronous: Bool = false
-  ) -> [Scope]? {
+  ) -> Taken? {
     guard lifecycle.everTookSomething else {
       // Nothing to dispose and no linked child was ever taken, and none can be now.
       if lifecycle.everAskedForLink { detachFromParent() }
       return nil
     }
     var overflow: [ScopedSlot] = []
-    let children = withStateIfMade { state -> [Scope] in
-      let children = state.map { $0.children.isEmpty ? [] : $0.children.takeAll() } ?? []
+    let taken = withStateIfMade { state -> Taken in
+      var taken = Taken()
+      if let state {
+        if !state.children.isEmpty { taken.children = state.children.takeAll() }
+        swap(&taken.leftBehind, &state.childrenLeftBehind)
+      }
       swap(&own, &guardedDisposals)
-      if synchronousCloser != 0,
-        !onlyIfAllSynchronous || (children.isEmpty && !own.awaitsAnything)
-      {
+      if synchronousCloser != 0, !onlyIfAllSynchronous || (taken.isEmpty && !own.awaitsAnything) {
         self.synchronousCloser = synchronousCloser
       }
       // Dropped after the lock is released: freeing an instance runs its `deinit`.
       if let state { swap(&overflow, &state.scoped) }
-      return children
+      return taken
     }
     overflow.removeAll()
-    guard !(children.isEmpty && own.isEmpty) else {
+    guard !(taken.isEmpty && own.isEmpty) else {
       if lifecycle.everAskedForLink { detachFromParent() }
       return nil
     }
-    return children
+    return taken
+  }
+
+  /// What ``takeOwned(_:synchronousCloser:onlyIfAllSynchronous:)`` took besides the disposals.
+  private struct Taken {
+    var children: [Scope] = []
+    var leftBehind: [LeftDisposal] = []
+
+    var isEmpty: Bool { children.isEmpty && leftBehind.isEmpty }
   }
 
   private func throwIfFailed(_ errors: [any Error]) throws {

@@ -298,4 +298,9 @@ final class ScopeState {
   @exclusivity(unchecked) var children = ChildList()
   /// The identities of the modules installed in this scope (see `Scope+Inspection.swift`).
   @exclusivity(unchecked) var installedModules: [AnyHashable] = []
+  /// What this scope's own synchronous close left to a background task (see ``LeftDisposal``).
+  @exclusivity(unchecked) var leftBehind: LeftDisposal?
+  /// What children closed on their own left to background tasks, still running when they were
+  /// handed over: this scope's close waits for them before its own disposals.
+  @exclusivity(unchecked) var childrenLeftBehind: [LeftDisposal] = []
 }

@@ -1,0 +1,164 @@
+import Foundation
+import Strata
+import Synchronization
+import Testing
+
+/// A session's connection: the request's transaction is rolled back through it.
+private final class SessionConnection: Disposable, Sendable {
+  private let disposed = Atomic<Bool>(false)
+  var isOpen: Bool { !disposed.load(ordering: .sequentiallyConsistent) }
+  func dispose() throws { disposed.store(true, ordering: .sequentiallyConsistent) }
+}
+
+/// A request's transaction whose asynchronous rollback takes a while and needs the connection.
+private final class SlowRollback: AsyncDisposable, Sendable {
+  let connection: SessionConnection
+  /// 0: not rolled back yet; 1: rolled back on an open connection; 2: the connection was closed first.
+  private let outcome = Atomic<Int>(0)
+  init(connection: SessionConnection) { self.connection = connection }
+  func dispose() async throws {
+    try? await Task.sleep(for: .milliseconds(30))
+    outcome.store(connection.isOpen ? 1 : 2, ordering: .sequentiallyConsistent)
+  }
+  var hasRolledBack: Bool { outcome.load(ordering: .sequentiallyConsistent) != 0 }
+  var rolledBackOnOpenConnection: Bool { outcome.load(ordering: .sequentiallyConsistent) == 1 }
+}
+
+/// A request's synchronous disposer that holds the request's close until it is let go.
+private final class Gate: Disposable, Sendable {
+  let entered = Flag()
+  let release = Flag()
+  func dispose() throws {
+    entered.raise()
+    _ = waitUntil(release)
+  }
+}
+
+/// Waits (blocking, at most 20 s) until `flag` is raised; returns whether it was.
+private func waitUntil(_ flag: Flag) -> Bool {
+  let deadline = ContinuousClock.now + .seconds(20)
+  while !flag.isRaised {
+    if ContinuousClock.now >= deadline { return false }
+    usleep(100)
+  }
+  return true
+}
+
+private func makeContainer() throws -> Container {
+  try Container { registry in
+    registry.register(SessionConnection.self, lifetime: .scoped(.session)) { _ in SessionConnection() }
+    registry.register(SlowRollback.self, lifetime: .scoped(.request), SlowRollback.init)
+    registry.register(Gate.self, lifetime: .scoped(.request)) { _ in Gate() }
+  }
+}
+
+/// A synchronous `close()` of a child leaves its ``AsyncDisposable`` instances (and what is older) to
+/// a background task. Its parent's instances, which the child's may be built from, must still be
+/// disposed after that task, however the parent is closed later: not only when the parent's own
+/// close closed the child.
+@Suite struct LeftBehindDisposalTests {
+  @Test func anAwaitedCloseOfTheParentWaitsForWhatItsClosedChildLeftBehind() async throws {
+    let container = try makeContainer()
+    for round in 0..<10 {
+      let session = try container.makeScope(.session)
+      let request = try session.makeScope(.request)
+      let rollback = try request.resolve(SlowRollback.self)
+      #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
+
+      try await session.close()
+
+      #expect(rollback.hasRolledBack, "round \(round): the session closed before the rollback ended")
+      #expect(rollback.rolledBackOnOpenConnection, "round \(round): the connection was closed first")
+      #expect(!rollback.connection.isOpen)
+    }
+  }
+
+  @Test func aSynchronousCloseOfTheParentDisposesAfterWhatItsClosedChildLeftBehind() async throws {
+    let container = try makeContainer()
+    for round in 0..<10 {
+      let session = try container.makeScope(.session)
+      let request = try session.makeScope(.request)
+      let rollback = try request.resolve(SlowRollback.self)
+      #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
+
+      // Nothing of the session's is left to the background by the session itself: no error.
+      try closeSynchronously(session)
+
+      #expect(await eventually(timeout: .seconds(20)) { !rollback.connection.isOpen }, "round \(round)")
+      #expect(rollback.rolledBackOnOpenConnection, "round \(round): the connection was closed first")
+    }
+  }
+
+  @Test func theRootWaitsForWhatAGrandchildLeftBehind() async throws {
+    let container = try makeContainer()
+    let session = try container.makeScope(.session)
+    let request = try session.makeScope(.request)
+    let rollback = try request.resolve(SlowRollback.self)
+    #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
+
+    try await container.close()
+
+    #expect(rollback.rolledBackOnOpenConnection, "the connection was closed before the rollback ended")
+    #expect(!rollback.connection.isOpen && session.isClosed)
+  }
+
+  /// The parent's close begins while the child's own close still runs: the parent waits for that
+  /// close, and then for what it left behind.
+  @Test(arguments: [false, true])
+  func aParentClosingDuringItsChildsCloseWaitsForWhatTheChildLeftBehind(awaited: Bool) async throws {
+    let container = try makeContainer()
+    for round in 0..<5 {
+      let session = try container.makeScope(.session)
+      let request = try session.makeScope(.request)
+      let rollback = try request.resolve(SlowRollback.self)
+      let gate = try request.resolve(Gate.self)  // newer: disposed first, synchronously
+
+      let childClosed = Flag()
+      let childThread = Thread {
+        try? request.close()
+        childClosed.raise()
+      }
+      childThread.start()
+      #expect(await eventually(timeout: .seconds(20)) { gate.entered.isRaised })
+
+      let parentClosed = Flag()
+      if awaited {
+        let parentClose = Task {
+          try? await session.close()
+          parentClosed.raise()
+        }
+        try await Task.sleep(for: .milliseconds(50))  // the parent's close waits for the child's
+        gate.release.raise()
+        await parentClose.value
+      } else {
+        let parentThread = Thread {
+          try? session.close()
+          parentClosed.raise()
+        }
+        parentThread.start()
+        try await Task.sleep(for: .milliseconds(50))
+        gate.release.raise()
+      }
+
+      #expect(await eventually(timeout: .seconds(20)) { parentClosed.isRaised && childClosed.isRaised })
+      #expect(await eventually(timeout: .seconds(20)) { !rollback.connection.isOpen }, "round \(round)")
+      #expect(rollback.rolledBackOnOpenConnection, "round \(round): the connection was closed first")
+    }
+  }
+
+  /// A long-lived parent whose children are closed synchronously one after another keeps no list of
+  /// their finished background work: the rollbacks (and the tasks that ran them) are freed.
+  @Test func finishedBackgroundWorkIsNotKeptByAnOpenParent() async throws {
+    let container = try makeContainer()
+    let session = try container.makeScope(.session)
+    var rollbacks: [WeakBox<SlowRollback>] = []
+    for _ in 0..<20 {
+      let request = try session.makeScope(.request)
+      rollbacks.append(WeakBox(try request.resolve(SlowRollback.self)))
+      #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
+    }
+    let boxes = rollbacks
+    #expect(await eventually(timeout: .seconds(20)) { boxes.allSatisfy { $0.object == nil } })
+    try await session.close()
+  }
+}
