@@ -10,28 +10,50 @@ import Synchronization
 /// that a long-lived parent drops finished ones instead of keeping one per closed child.
 struct LeftDisposal: Sendable {
   private let task: Task<Void, Never>
-  private let done: DoneFlag
+  private let identity: Identity
 
-  /// Starts `work` in a task of its own, which nobody cancels.
-  init(_ work: @escaping @Sendable () async -> Void) {
-    let done = DoneFlag()
-    self.done = done
+  /// Starts a task of its own, which nobody cancels, that waits for `earlier` (what children
+  /// left behind) and then runs `work`, the disposals of `scope` left to it.
+  ///
+  /// The task runs as a close of `scope` (see ``ClosingChain``): a disposer in it that closes
+  /// `scope` or an ancestor does not wait for this task, which runs that disposer.
+  init(
+    of scope: Scope, after earlier: [LeftDisposal], _ work: @escaping @Sendable () async -> Void
+  ) {
+    let identity = Identity(earlier: earlier.map(\.identity))
+    let chain = ClosingChain(scope: scope, next: Scope.closingChain, leftDisposal: identity)
+    self.identity = identity
     task = Task {
-      await work()
-      done.value.store(true, ordering: .releasing)
+      await Scope.$closingChain.withValue(chain) {
+        for left in earlier { await left.wait() }
+        await work()
+      }
+      identity.done.store(true, ordering: .releasing)
     }
   }
 
   /// Whether the task ran to its end.
-  var isFinished: Bool { done.value.load(ordering: .acquiring) }
+  var isFinished: Bool { identity.done.load(ordering: .acquiring) }
 
-  /// Suspends until the task ran to its end.
-  func wait() async { await task.value }
-}
+  /// Suspends until the task ran to its end; returns at once when the current task is that task,
+  /// or one it waits for (a disposer in it closing an ancestor): waiting would wait forever.
+  func wait() async {
+    if Scope.closingChain?.runs(identity) == true { return }
+    await task.value
+  }
 
-/// Raised by a ``LeftDisposal``'s task when it is done.
-private final class DoneFlag: Sendable {
-  let value = Atomic<Bool>(false)
+  /// One ``LeftDisposal``: raised when its task is done, and what that task waits for.
+  final class Identity: Sendable {
+    let done = Atomic<Bool>(false)
+    private let earlier: [Identity]
+
+    init(earlier: [Identity]) { self.earlier = earlier }
+
+    /// Whether this is `other`, or the task of `other` is one this task waits for.
+    func waits(for other: Identity) -> Bool {
+      self === other || earlier.contains { $0.waits(for: other) }
+    }
+  }
 }
 
 extension Scope {

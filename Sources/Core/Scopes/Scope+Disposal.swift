@@ -19,8 +19,8 @@ extension Scope {
   /// Asynchronous disposers (``AsyncDisposable``) cannot be awaited here: they run in a
   /// background task, and the close reports them as errors so you can switch to
   /// `try await close()`. The order still holds there: what the scope made before an
-  /// asynchronous instance (what it may be built from), and what a parent owns when a child left
-  /// work to such a task, is disposed in that task after it, not here.
+  /// asynchronous instance (what it may be built from) is disposed in that task after it, not
+  /// here; and every ancestor's instances follow that task, however the ancestor is closed later.
   ///
   /// - Throws: ``ResolutionError`` with code ``ResolutionError/Code/disposalFailed`` listing every
   ///   disposer error (``ResolutionError/disposalErrors``), after all disposers ran.
@@ -77,10 +77,10 @@ extension Scope {
     defer { ThreadContext.closingScope = outer }
     let left: LeftDisposal?
     if taken.children.isEmpty && taken.leftBehind.isEmpty {
-      left = Scope.disposeInReverse(&own, errors: &errors)
+      left = disposeInReverse(&own, errors: &errors)
     } else {
       let childrenLeft = taken.children.compactMap { $0.closeAsChild(collecting: &errors) }
-      left = Scope.disposeInReverse(&own, errors: &errors, after: taken.leftBehind + childrenLeft)
+      left = disposeInReverse(&own, errors: &errors, after: taken.leftBehind + childrenLeft)
     }
     detachFromParent(leaving: left)
     return left
@@ -94,7 +94,7 @@ extension Scope {
   /// the children left behind) is not empty, every disposal waits for it in that task.
   ///
   /// - Returns: The background task, or `nil` if everything was disposed here.
-  private static func disposeInReverse(
+  private func disposeInReverse(
     _ disposals: inout DisposalStack, errors: inout [any Error], after earlier: [LeftDisposal] = []
   ) -> LeftDisposal? {
     var disposed = DisposedObjects(count: disposals.count)
@@ -123,10 +123,7 @@ extension Scope {
     }
     guard !(background.isEmpty && earlier.isEmpty) else { return nil }
     let pending = background
-    return LeftDisposal {
-      for left in earlier { await left.wait() }
-      _ = await Scope.runAsync(pending)
-    }
+    return LeftDisposal(of: self, after: earlier) { _ = await Scope.runAsync(pending) }
   }
 
   /// Closes the scope, awaiting asynchronous disposers: closes its open children, then disposes
@@ -251,7 +248,7 @@ extension Scope {
     // if another task's close of that ancestor waits for this one.
     let outer = ThreadContext.closingScope
     ThreadContext.closingScope = UInt(bitPattern: ObjectIdentifier(self))
-    _ = Scope.disposeInReverse(&own, errors: &errors)
+    _ = disposeInReverse(&own, errors: &errors)
     ThreadContext.closingScope = outer
     detachFromParent()
     try throwIfFailed(errors)

@@ -116,10 +116,24 @@ package struct ScopeLifecycle: ~Copyable, Sendable {
 final class ClosingChain: Sendable {
   let scope: Scope
   let next: ClosingChain?
+  /// The ``LeftDisposal`` whose task this link stands for, if it does: the disposals a
+  /// synchronous close of `scope` left behind.
+  let leftDisposal: LeftDisposal.Identity?
 
-  init(scope: Scope, next: ClosingChain?) {
+  init(scope: Scope, next: ClosingChain?, leftDisposal: LeftDisposal.Identity? = nil) {
     self.scope = scope
     self.next = next
+    self.leftDisposal = leftDisposal
+  }
+
+  /// Whether the current task runs the task of `left`, or of one `left` waits for.
+  func runs(_ left: LeftDisposal.Identity) -> Bool {
+    var link: ClosingChain? = self
+    while let current = link {
+      if let running = current.leftDisposal, left.waits(for: running) { return true }
+      link = current.next
+    }
+    return false
   }
 
   /// Whether `scope`, or a scope below it, is being closed by the current task.

@@ -44,6 +44,33 @@ private func waitUntil(_ flag: Flag) -> Bool {
   return true
 }
 
+/// A request's asynchronous disposer that ends the session when the request ends ("log out after
+/// this request"), or closes some other scope it is given.
+private final class AsyncLogout: AsyncDisposable, Sendable {
+  let scope: Scope
+  let returned = Flag()
+  init(closing scope: Scope) { self.scope = scope }
+  func dispose() async throws {
+    try? await Task.sleep(for: .milliseconds(10))
+    try await scope.close()
+    returned.raise()
+  }
+}
+
+/// A session with a request whose asynchronous disposer closes `target(container, session, request)`.
+private func requestClosingOnDisposal(
+  _ target: @escaping @Sendable (Container, Scope, Scope) -> Scope
+) throws -> (Container, Scope, Scope, AsyncLogout) {
+  let container = Container()
+  let session = try container.makeScope(.session)
+  let request = try session.makeScope(.request) { registry in
+    registry.register(AsyncLogout.self, lifetime: .scoped(.request)) { resolver in
+      AsyncLogout(closing: target(container, session, resolver.currentScope))
+    }
+  }
+  return (container, session, request, try request.resolve(AsyncLogout.self))
+}
+
 private func makeContainer() throws -> Container {
   try Container { registry in
     registry.register(SessionConnection.self, lifetime: .scoped(.session)) { _ in SessionConnection() }
@@ -160,5 +187,39 @@ private func makeContainer() throws -> Container {
     let boxes = rollbacks
     #expect(await eventually(timeout: .seconds(20)) { boxes.allSatisfy { $0.object == nil } })
     try await session.close()
+  }
+
+  /// The background task's disposer closes the session (or the root above it, or its own request)
+  /// itself: that close must not wait for the task that runs it.
+  @Test(arguments: ["session", "root", "request"])
+  func aLeftBehindDisposerThatClosesAScopeWaitingForItReturns(target: String) async throws {
+    let (_, session, request, logout) = try requestClosingOnDisposal { container, session, request in
+      switch target {
+      case "session": session
+      case "root": container
+      default: request
+      }
+    }
+    #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
+    #expect(
+      await eventually(timeout: .seconds(20)) { logout.returned.isRaised },
+      "\(target): the close never returns")
+    #expect(target == "request" || session.isClosed)
+  }
+
+  /// The same while another task closes the session, which waits for the request's background task.
+  @Test func aLeftBehindDisposerThatClosesTheSessionAnotherTaskClosesReturns() async throws {
+    for round in 0..<5 {
+      let (_, session, request, logout) = try requestClosingOnDisposal { _, session, _ in session }
+      #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
+      let sessionClosed = Flag()
+      Task {
+        try? await session.close()
+        sessionClosed.raise()
+      }
+      #expect(
+        await eventually(timeout: .seconds(20)) { logout.returned.isRaised && sessionClosed.isRaised },
+        "round \(round): a close never returns")
+    }
   }
 }
