@@ -47,9 +47,8 @@ enum ErrorMessages {
     switch error.reason {
     case .notRegistered(let key, let visible):
       return hint(for: Hints.nearMiss(for: key, in: visible), missing: key)
-    case .bundleNotRegistered(_, let bundle):
-      return "register the bundle `\(bundle)` so Strata can build it, e.g. "
-        + "`registry.register(\(bundle).self, \(bundle).init)`"
+    case .bundleNotRegistered(let key, let bundle, let visible):
+      return bundleHint(for: Hints.nearMiss(for: key, in: visible), missing: key, bundle: bundle)
     case .cycle(let key, acrossThreads: true):
       return "`\(key)` is being created by another thread that is waiting for a service this thread "
         + "is creating; break the cycle with Lazy, Provider or an onActivated hook"
@@ -128,6 +127,26 @@ enum ErrorMessages {
   static var cycleHint: String {
     "break the cycle: inject one side as Lazy or Provider, or set it in an onActivated hook of a "
       + "graph, singleton or scoped registration"
+  }
+
+  /// The hint for the missing bundle `key` of ``Scope/inject(into:)``, which resolves it without a
+  /// name or arguments, whose closest registration is `nearMiss`.
+  private static func bundleHint(
+    for nearMiss: Hints.NearMiss, missing key: ServiceKey, bundle: String
+  ) -> String {
+    let register = "`registry.register(\(bundle).self, \(bundle).init)`"
+    switch nearMiss {
+    case .named(let name):
+      return "`inject(into:)` resolves `\(bundle)` without a name, and it is registered only under the "
+        + "name `\(name)`: register it without a name, e.g. \(register)"
+    case .otherArguments(let other):
+      return "`inject(into:)` resolves `\(bundle)` without runtime arguments, and it is registered with "
+        + "arguments \(other.arguments.tupleName): register it without, e.g. \(register)"
+    case .extendedType, .sameNamedType, .similarType:
+      return hint(for: nearMiss, missing: key)
+    case .unnamed, .otherName, .none:
+      return "register the bundle `\(bundle)` so Strata can build it, e.g. \(register)"
+    }
   }
 
   /// The hint for a missing `key` whose closest registration is `nearMiss`.

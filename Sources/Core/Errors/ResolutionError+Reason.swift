@@ -12,8 +12,8 @@ extension ResolutionError {
     /// near misses only when the hint is read).
     case notRegistered(ServiceKey, visible: [Registry])
     /// ``Scope/inject(into:)`` found no registration of the bundle `key`, `bundle` by name
-    /// (`ProfileScreen.Dependencies`).
-    case bundleNotRegistered(ServiceKey, bundle: String)
+    /// (`ProfileScreen.Dependencies`), in the scope chain whose registries are `visible`.
+    case bundleNotRegistered(ServiceKey, bundle: String, visible: [Registry])
 
     // MARK: cycle, depthLimitExceeded
 
@@ -135,7 +135,7 @@ extension ResolutionError.Reason {
       .disposalFailed(let scope, firstKey: _):
       .scope(scope)
     case .noCurrentScope: .currentScope
-    case .notRegistered(let key, _), .bundleNotRegistered(let key, _), .cycle(let key, _),
+    case .notRegistered(let key, _), .bundleNotRegistered(let key, _, _), .cycle(let key, _),
       .tooDeep(let key, _), .tooManyDeferred(let key, _), .lateRegistration(let key, _),
       .resolvedFromClosedScope(let key, _),
       .registeredInClosedScope(let key, _),

@@ -43,7 +43,8 @@ extension Scope {
     } catch let error as ResolutionError
       where error.code == .notRegistered && error.key.serviceType == Target.Dependencies.self
     {
-      throw ResolutionError(.bundleNotRegistered(error.key, bundle: "\(Target.self).Dependencies"))
+      throw ResolutionError(
+        .bundleNotRegistered(error.key, bundle: "\(Target.self).Dependencies", visible: registryChain()))
     }
     target.inject(dependencies)
   }

@@ -77,6 +77,40 @@ private final class InjectableTestScreen: Injectable {
     #expect(screen.received.isEmpty)
   }
 
+  @Test func aBundleRegisteredOnlyUnderANameOrWithArgumentsGetsAHintThatSaysSo() throws {
+    let named = try Container { registry in
+      registry.register(InjectableTestScreen.Dependencies.self, name: "profile") { _ in
+        InjectableTestScreen.Dependencies(
+          dependency: Dependency(origin: "root"), service: LabeledService("s"))
+      }
+    }
+    let withArguments = try Container { registry in
+      registry.register(InjectableTestScreen.Dependencies.self) { (_, origin: String) in
+        InjectableTestScreen.Dependencies(
+          dependency: Dependency(origin: origin), service: LabeledService("s"))
+      }
+    }
+    let screen = InjectableTestScreen()
+
+    let namedError = try #require(resolutionError { try named.inject(into: screen) })
+    let argumentsError = try #require(resolutionError { try withArguments.inject(into: screen) })
+
+    #expect(namedError.code == .notRegistered && argumentsError.code == .notRegistered)
+    #expect(
+      namedError.hint
+        == "`inject(into:)` resolves `InjectableTestScreen.Dependencies` without a name, and it is "
+        + "registered only under the name `\"profile\"`: register it without a name, e.g. "
+        + "`registry.register(InjectableTestScreen.Dependencies.self, InjectableTestScreen.Dependencies.init)`"
+    )
+    #expect(
+      argumentsError.hint
+        == "`inject(into:)` resolves `InjectableTestScreen.Dependencies` without runtime arguments, and "
+        + "it is registered with arguments (String): register it without, e.g. "
+        + "`registry.register(InjectableTestScreen.Dependencies.self, InjectableTestScreen.Dependencies.init)`"
+    )
+    #expect(screen.received.isEmpty)
+  }
+
   @Test func aMissingDependencyOfTheBundleIsReportedAndTheTargetIsLeftUntouched() throws {
     let container = try Container { registry in
       registry.register(Dependency.self) { _ in Dependency(origin: "root") }
