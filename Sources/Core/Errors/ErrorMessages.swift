@@ -51,7 +51,9 @@ enum ErrorMessages {
       return bundleHint(for: Hints.nearMiss(for: key, in: visible), missing: key, bundle: bundle)
     case .cycle(let key, acrossThreads: true):
       return "`\(key)` is being created by another thread that is waiting for a service this thread "
-        + "is creating; break the cycle with Lazy, Provider or an onActivated hook"
+        + "is creating; break the cycle with Lazy or Provider, or make one of the two first (resolve "
+        + "it at start-up, or register it as an eagerSingleton): an onActivated hook shares its "
+        + "instance with its own thread only, until it returns"
     case .cycle: return cycleHint
     case .tooDeep(_, let depth), .tooDeepInScope(_, let depth):
       return "resolves nested \(depth) levels deep here without repeating a service, and the thread's "

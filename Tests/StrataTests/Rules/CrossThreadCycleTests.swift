@@ -125,4 +125,48 @@ final class Inner: Sendable {}
       try await request.close()
     }
   }
+
+  /// `Outer`'s activation hook resolves `Inner`, whose factory resolves `Outer`: fine on one
+  /// thread (the hook's instance is shared with its own thread), a cycle when another thread makes
+  /// `Inner` meanwhile. The hint must not offer the hook the user already has as the fix.
+  @Test func aCycleClosedInAnActivationHookMetAcrossThreadsGetsAHintThatFitsIt() async throws {
+    let innerStarted = DispatchSemaphore(value: 0)
+    let outerMade = DispatchSemaphore(value: 0)
+    let hookRuns = Counter()
+    let container = try Container { registry in
+      registry.register(Outer.self, lifetime: .singleton) { _ in Outer() }
+        .onActivated { resolver, _ in
+          if hookRuns.increment() == 1 {  // T2 retries `Outer` after T1's hook failed
+            outerMade.signal()
+            innerStarted.wait()
+            pause(microseconds: 20_000)  // T2 now waits for Outer
+          }
+          _ = try resolver.resolve(Inner.self)
+        }
+      registry.register(Inner.self, lifetime: .singleton) { resolver in
+        innerStarted.signal()
+        _ = try resolver.resolve(Outer.self)
+        return Inner()
+      }
+    }
+    let errors = Collector<ResolutionError>()
+    let finished = await runOnThreads(2, timeout: .seconds(20)) { index in
+      if index == 1 { outerMade.wait() }
+      do {
+        _ = try index == 0 ? container.resolve(Outer.self) as AnyObject : container.resolve(Inner.self)
+      } catch let error as ResolutionError {
+        errors.append(error)
+      } catch {}
+    }
+    #expect(finished, "deadlock")
+    let acrossThreads = errors.elements.filter { $0.hint?.contains("another thread") == true }
+    let error = try #require(acrossThreads.first, "errors: \(errors.elements)")
+    #expect(error.code == .cycle)
+    #expect(
+      error.hint
+        == "`Inner` is being created by another thread that is waiting for a service this thread is "
+        + "creating; break the cycle with Lazy or Provider, or make one of the two first (resolve it "
+        + "at start-up, or register it as an eagerSingleton): an onActivated hook shares its instance "
+        + "with its own thread only, until it returns")
+  }
 }
