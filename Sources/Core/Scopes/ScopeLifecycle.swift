@@ -127,20 +127,36 @@ final class ClosingChain: Sendable {
   }
 
   /// Whether the current task runs the task of `left`, or of one `left` waits for.
+  ///
+  /// The walk ends at the first link that stands for a ``LeftDisposal``: the links past it belong
+  /// to the task that started that background task (a disposer of another one that closed a scope
+  /// synchronously), which does not wait for it. Counting them would let a parent's background
+  /// task skip the child's task that its synchronous close was called from, and dispose alongside
+  /// it instead of after it.
   func runs(_ left: LeftDisposal.Identity) -> Bool {
     var link: ClosingChain? = self
     while let current = link {
-      if let running = current.leftDisposal, left.waits(for: running) { return true }
+      if let running = current.leftDisposal { return left.waits(for: running) }
       link = current.next
     }
     return false
   }
 
   /// Whether `scope`, or a scope below it, is being closed by the current task.
+  ///
+  /// A link that stands for a ``LeftDisposal`` counts for the scopes above its scope, not for its
+  /// scope itself: what is left of that scope's close is the synchronous close that started the
+  /// task, which never waits for it. A disposer in the task that closes an ancestor which is
+  /// closing that scope as a child must wait for that close to end (and take what it left behind),
+  /// not dispose the ancestor's instances while the task still runs.
   func containsScopeOrDescendant(of scope: Scope) -> Bool {
     var link: ClosingChain? = self
     while let current = link {
-      if ScopeRef(current.scope).isSelfOrDescendant(of: scope) { return true }
+      if current.leftDisposal == nil || current.scope !== scope,
+        ScopeRef(current.scope).isSelfOrDescendant(of: scope)
+      {
+        return true
+      }
       link = current.next
     }
     return false
