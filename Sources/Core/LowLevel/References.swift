@@ -36,6 +36,12 @@ package struct ScopeRef {
     UnsafeRawPointer(bitPattern: ThreadContext.closingScope).map { ScopeRef(unmanaged: .fromOpaque($0)) }
   }
 
+  /// The scope whose cached instances this thread releases at the end of its close
+  /// (``ThreadContext/releasingScope``), held by that close while it runs; `nil` if none.
+  static var releasingOnThisThread: ScopeRef? {
+    UnsafeRawPointer(bitPattern: ThreadContext.releasingScope).map { ScopeRef(unmanaged: .fromOpaque($0)) }
+  }
+
   /// Whether this scope is `ancestor` or lies below it.
   func isSelfOrDescendant(of ancestor: Scope) -> Bool {
     var current: ScopeRef? = self

@@ -82,3 +82,19 @@ extension Scope {
     if wasLinked { ChildList.giveBack(self) }
   }
 }
+
+/// The disposals a ``LeftDisposal`` task runs, which it takes once: the task, not its closure, then
+/// holds the last references to the instances.
+final class PendingDisposals: Sendable {
+  private let storage: Mutex<[Disposal]>
+
+  init(_ disposals: [Disposal]) { storage = Mutex(disposals) }
+
+  /// The disposals, once; empty after that.
+  func take() -> [Disposal] {
+    storage.withLock { disposals in
+      defer { disposals = [] }
+      return disposals
+    }
+  }
+}

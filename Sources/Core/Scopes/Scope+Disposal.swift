@@ -122,8 +122,12 @@ extension Scope {
       background.append(disposal)
     }
     guard !(background.isEmpty && earlier.isEmpty) else { return nil }
-    let pending = background
-    return LeftDisposal(of: self, after: earlier) { _ = await Scope.runAsync(pending) }
+    // Taken out of the box by the task, so that the instances are freed inside it, where it runs
+    // as a close of this scope: a `deinit` that closes an ancestor whose awaited close waits for
+    // this task then returns at once. Captured as such, they were freed only when the finished
+    // task dropped its closure, and that ancestor's close waited for that too.
+    let pending = PendingDisposals(background)
+    return LeftDisposal(of: self, after: earlier) { _ = await Scope.runAsync(pending.take()) }
   }
 
   /// Closes the scope, awaiting asynchronous disposers: closes its open children, then disposes

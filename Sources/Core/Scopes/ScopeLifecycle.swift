@@ -175,7 +175,9 @@ extension Scope {
   /// on another thread, waits for that descendant): waiting would wait forever.
   private var isClosedByCaller: Bool {
     if Scope.closingChain?.containsScopeOrDescendant(of: self) == true { return true }
-    if ThreadContext.releasingScope == UInt(bitPattern: ObjectIdentifier(self)) { return true }
+    // A `deinit` run by releasing this scope's cache, or a descendant's (whose close an ancestor's
+    // close, here or on another thread, waits for), closing this scope.
+    if let releasing = ScopeRef.releasingOnThisThread, releasing.isSelfOrDescendant(of: self) { return true }
     if let running = ScopeRef.closingOnThisThread, running.isSelfOrDescendant(of: self) { return true }
     return withStateIfMade { _ in synchronousCloser } == currentThreadID()
   }
