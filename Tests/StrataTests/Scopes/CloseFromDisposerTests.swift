@@ -48,6 +48,24 @@ private final class ClosedCount: Sendable {
   let value = Atomic<Int>(0)
 }
 
+/// Starts `try await request.close()` in a task, then, once its disposer signalled `entered`,
+/// `try await session.close()` in another; returns the count of those closes that returned.
+private func closeAwaitingRequestThenSession(
+  _ request: Scope, _ session: Scope, once entered: DispatchSemaphore
+) async throws -> ClosedCount {
+  let closed = ClosedCount()
+  Task {
+    try? await request.close()
+    closed.value.add(1, ordering: .relaxed)
+  }
+  while entered.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(1)) }
+  Task {
+    try? await session.close()
+    closed.value.add(1, ordering: .relaxed)
+  }
+  return closed
+}
+
 /// An asynchronous disposer that takes a while (a rollback).
 private final class SlowRollback: AsyncDisposable, Sendable {
   func dispose() async { try? await Task.sleep(for: .milliseconds(30)) }
@@ -88,16 +106,7 @@ private final class SlowRollback: AsyncDisposable, Sendable {
 
   @Test func theSameWithAwaitedCloses() async throws {
     let (_, session, request, logout) = try Self.sessionAndRequest()
-    let closed = ClosedCount()
-    Task {
-      try? await request.close()
-      closed.value.add(1, ordering: .relaxed)
-    }
-    while logout.entered.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(1)) }
-    Task {
-      try? await session.close()
-      closed.value.add(1, ordering: .relaxed)
-    }
+    let closed = try await closeAwaitingRequestThenSession(request, session, once: logout.entered)
     for _ in 0..<3000 where closed.value.load(ordering: .relaxed) < 2 {  // 30 s at least
       try await Task.sleep(for: .milliseconds(10))
     }
@@ -141,16 +150,7 @@ private final class SlowRollback: AsyncDisposable, Sendable {
         }
       }
       let logout = try request.resolve(LogoutAfterSessionCloseBegins.self)
-      let closed = ClosedCount()
-      Task {
-        try? await request.close()
-        closed.value.add(1, ordering: .relaxed)
-      }
-      while logout.entered.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(1)) }
-      Task {
-        try? await session.close()
-        closed.value.add(1, ordering: .relaxed)
-      }
+      let closed = try await closeAwaitingRequestThenSession(request, session, once: logout.entered)
       let bothReturned = await eventually(timeout: .seconds(30)) {
         closed.value.load(ordering: .relaxed) == 2
       }

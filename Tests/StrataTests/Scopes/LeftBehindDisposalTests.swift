@@ -79,6 +79,16 @@ private func makeContainer() throws -> Container {
   }
 }
 
+/// A session whose request, holding a `SlowRollback`, was closed synchronously: the rollback runs
+/// in the background.
+private func sessionWithClosedRequest(in container: Container) throws -> (Scope, SlowRollback) {
+  let session = try container.makeScope(.session)
+  let request = try session.makeScope(.request)
+  let rollback = try request.resolve(SlowRollback.self)
+  #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
+  return (session, rollback)
+}
+
 /// A synchronous `close()` of a child leaves its ``AsyncDisposable`` instances (and what is older) to
 /// a background task. Its parent's instances, which the child's may be built from, must still be
 /// disposed after that task, however the parent is closed later: not only when the parent's own
@@ -87,10 +97,7 @@ private func makeContainer() throws -> Container {
   @Test func anAwaitedCloseOfTheParentWaitsForWhatItsClosedChildLeftBehind() async throws {
     let container = try makeContainer()
     for round in 0..<10 {
-      let session = try container.makeScope(.session)
-      let request = try session.makeScope(.request)
-      let rollback = try request.resolve(SlowRollback.self)
-      #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
+      let (session, rollback) = try sessionWithClosedRequest(in: container)
 
       try await session.close()
 
@@ -103,10 +110,7 @@ private func makeContainer() throws -> Container {
   @Test func aSynchronousCloseOfTheParentDisposesAfterWhatItsClosedChildLeftBehind() async throws {
     let container = try makeContainer()
     for round in 0..<10 {
-      let session = try container.makeScope(.session)
-      let request = try session.makeScope(.request)
-      let rollback = try request.resolve(SlowRollback.self)
-      #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
+      let (session, rollback) = try sessionWithClosedRequest(in: container)
 
       // Nothing of the session's is left to the background by the session itself: no error.
       try closeSynchronously(session)
@@ -118,10 +122,7 @@ private func makeContainer() throws -> Container {
 
   @Test func theRootWaitsForWhatAGrandchildLeftBehind() async throws {
     let container = try makeContainer()
-    let session = try container.makeScope(.session)
-    let request = try session.makeScope(.request)
-    let rollback = try request.resolve(SlowRollback.self)
-    #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
+    let (session, rollback) = try sessionWithClosedRequest(in: container)
 
     try await container.close()
 
