@@ -62,29 +62,13 @@ extension Scope {
     withStateIfMade { $0?.leftBehind }
   }
 
-  /// Unlinks this scope from its parent's list of children to close, if it is linked, at the
-  /// end of its close. What the close left to a background task (`left`) is kept here first, for
-  /// a close of this scope that waits for this one, and handed to the parent if this scope was
-  /// still linked there: the parent's close then waits for it.
-  func detachFromParent(leaving left: LeftDisposal?) {
-    guard let left else { return detachFromParent() }
-    withState { $0.leftBehind = left }
-    guard let parent = links.parent else { return }
-    let wasLinked = parent.with { parent in
-      parent.withState { state in
-        guard state.children.unlink(self) else { return false }
-        state.childrenLeftBehind.removeAll { $0.isFinished }
-        state.childrenLeftBehind.append(left)
-        return true
-      }
-    }
-    // Give back the list's retain, outside the lock; the caller holds another.
-    if wasLinked { ChildList.giveBack(self) }
-  }
 }
 
 /// The disposals a ``LeftDisposal`` task runs, which it takes once: the task, not its closure, then
 /// holds the last references to the instances.
+///
+/// (`Mutex`, not Strata's `Lock`: it is taken once, by the task, after the task was created, which
+/// already orders it after `init` for ThreadSanitizer, and it keeps the type checked `Sendable`.)
 final class PendingDisposals: Sendable {
   private let storage: Mutex<[Disposal]>
 

@@ -84,10 +84,24 @@ extension Scope {
   }
 
   /// Unlinks this scope from its parent's list of children to close, if it is linked.
-  func detachFromParent() {
+  ///
+  /// At the end of a synchronous close, `left` is what that close left to a background task (see
+  /// ``LeftDisposal``): it is kept here first, for a close of this scope that waited for this one,
+  /// and handed to the parent if this scope was still linked there, under the lock the parent's
+  /// close takes its children under: either that close took this scope as a child (and follows
+  /// what it left through it), or it finds the task in its list and waits for it.
+  func detachFromParent(leaving left: LeftDisposal? = nil) {
+    if let left { withState { $0.leftBehind = left } }
     guard let parent = links.parent else { return }
     let wasLinked = parent.with { parent in
-      parent.withStateIfMade { state in state?.children.unlink(self) ?? false }
+      parent.withStateIfMade { state in
+        guard let state, state.children.unlink(self) else { return false }
+        if let left {
+          state.childrenLeftBehind.removeAll { $0.isFinished }
+          state.childrenLeftBehind.append(left)
+        }
+        return true
+      }
     }
     // Give back the list's retain, outside the lock; the caller holds another.
     if wasLinked { ChildList.giveBack(self) }

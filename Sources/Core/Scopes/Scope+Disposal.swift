@@ -70,20 +70,25 @@ extension Scope {
   private func disposeOwned(collecting errors: inout [any Error]) -> LeftDisposal? {
     var own = DisposalStack()
     guard let taken = takeOwned(&own, synchronousCloser: currentThreadID()) else { return nil }
-    // While the disposers run: one that closes this scope or an ancestor returns at once (see
-    // `isClosedByCaller`), even if another thread's close of that ancestor waits for this one.
-    let outer = ThreadContext.closingScope
-    ThreadContext.closingScope = UInt(bitPattern: ObjectIdentifier(self))
-    defer { ThreadContext.closingScope = outer }
-    let left: LeftDisposal?
-    if taken.children.isEmpty && taken.leftBehind.isEmpty {
-      left = disposeInReverse(&own, errors: &errors)
-    } else {
+    let left = disposingOnThisThread { () -> LeftDisposal? in
+      guard !taken.isEmpty else { return disposeInReverse(&own, errors: &errors) }
       let childrenLeft = taken.children.compactMap { $0.closeAsChild(collecting: &errors) }
-      left = disposeInReverse(&own, errors: &errors, after: taken.leftBehind + childrenLeft)
+      return disposeInReverse(&own, errors: &errors, after: taken.leftBehind + childrenLeft)
     }
     detachFromParent(leaving: left)
     return left
+  }
+
+  /// Runs `body`, which disposes this scope's instances on this thread, with the thread marked as
+  /// closing this scope: a disposer that closes this scope or an ancestor returns at once (see
+  /// `isClosedByCaller`), even if another close of that ancestor, on another thread or in another
+  /// task, waits for this one.
+  @inline(__always)
+  private func disposingOnThisThread<Result>(_ body: () -> Result) -> Result {
+    let outer = ThreadContext.closingScope
+    ThreadContext.closingScope = UInt(bitPattern: ObjectIdentifier(self))
+    defer { ThreadContext.closingScope = outer }
+    return body()
   }
 
   /// Disposes `disposals` in reverse order on this thread and adds their errors to `errors`.
@@ -248,12 +253,7 @@ extension Scope {
       return .awaiting(Owned(children: taken.children, leftBehind: taken.leftBehind, own: own))
     }
     var errors: [any Error] = []
-    // As in `disposeOwned`: a disposer that closes this scope or an ancestor returns at once, even
-    // if another task's close of that ancestor waits for this one.
-    let outer = ThreadContext.closingScope
-    ThreadContext.closingScope = UInt(bitPattern: ObjectIdentifier(self))
-    _ = disposeInReverse(&own, errors: &errors)
-    ThreadContext.closingScope = outer
+    _ = disposingOnThisThread { disposeInReverse(&own, errors: &errors) }
     detachFromParent()
     try throwIfFailed(errors)
     return .closed
