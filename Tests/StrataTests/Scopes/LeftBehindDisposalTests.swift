@@ -3,19 +3,12 @@ import Strata
 import Synchronization
 import Testing
 
-/// A session's connection: the request's transaction is rolled back through it.
-private final class SessionConnection: Disposable, Sendable {
-  private let disposed = Atomic<Bool>(false)
-  var isOpen: Bool { !disposed.load(ordering: .sequentiallyConsistent) }
-  func dispose() throws { disposed.store(true, ordering: .sequentiallyConsistent) }
-}
-
 /// A request's transaction whose asynchronous rollback takes a while and needs the connection.
 private final class SlowRollback: AsyncDisposable, Sendable {
-  let connection: SessionConnection
+  let connection: TrackedConnection
   /// 0: not rolled back yet; 1: rolled back on an open connection; 2: the connection was closed first.
   private let outcome = Atomic<Int>(0)
-  init(connection: SessionConnection) { self.connection = connection }
+  init(connection: TrackedConnection) { self.connection = connection }
   func dispose() async throws {
     try? await Task.sleep(for: .milliseconds(30))
     outcome.store(connection.isOpen ? 1 : 2, ordering: .sequentiallyConsistent)
@@ -73,7 +66,7 @@ private func requestClosingOnDisposal(
 
 private func makeContainer() throws -> Container {
   try Container { registry in
-    registry.register(SessionConnection.self, lifetime: .scoped(.session)) { _ in SessionConnection() }
+    registry.register(TrackedConnection.self, lifetime: .scoped(.session)) { _ in TrackedConnection() }
     registry.register(SlowRollback.self, lifetime: .scoped(.request), SlowRollback.init)
     registry.register(Gate.self, lifetime: .scoped(.request)) { _ in Gate() }
   }

@@ -2,19 +2,12 @@ import Strata
 import Synchronization
 import Testing
 
-/// A connection whose disposal its dependents must outlive.
-private final class PooledConnection: Disposable, Sendable {
-  private let disposed = Atomic<Bool>(false)
-  var isOpen: Bool { !disposed.load(ordering: .sequentiallyConsistent) }
-  func dispose() throws { disposed.store(true, ordering: .sequentiallyConsistent) }
-}
-
 /// A transaction built from a connection, rolled back (asynchronously) through it.
 private final class RollbackTransaction: AsyncDisposable, Sendable {
-  let connection: PooledConnection
+  let connection: TrackedConnection
   /// 0: not disposed yet; 1: rolled back on an open connection; 2: the connection was disposed first.
   let outcome = Atomic<Int>(0)
-  init(connection: PooledConnection) { self.connection = connection }
+  init(connection: TrackedConnection) { self.connection = connection }
   func dispose() async throws {
     await Task.yield()
     outcome.store(connection.isOpen ? 1 : 2, ordering: .sequentiallyConsistent)
@@ -28,7 +21,7 @@ private final class RollbackTransaction: AsyncDisposable, Sendable {
 @Suite struct SynchronousCloseOrderTests {
   @Test func anAsyncDisposableIsDisposedBeforeTheScopedInstanceItWasBuiltFrom() async throws {
     let container = try Container { registry in
-      registry.register(PooledConnection.self, lifetime: .scoped(.request)) { _ in PooledConnection() }
+      registry.register(TrackedConnection.self, lifetime: .scoped(.request)) { _ in TrackedConnection() }
       registry.register(RollbackTransaction.self, lifetime: .scoped(.request), RollbackTransaction.init)
     }
     for round in 0..<20 {
@@ -47,7 +40,7 @@ private final class RollbackTransaction: AsyncDisposable, Sendable {
 
   @Test func aParentsInstancesWaitForWhatAChildLeftToTheBackground() async throws {
     let container = try Container { registry in
-      registry.register(PooledConnection.self, lifetime: .scoped(.session)) { _ in PooledConnection() }
+      registry.register(TrackedConnection.self, lifetime: .scoped(.session)) { _ in TrackedConnection() }
       registry.register(RollbackTransaction.self, lifetime: .scoped(.request), RollbackTransaction.init)
     }
     for round in 0..<20 {

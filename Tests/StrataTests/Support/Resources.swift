@@ -94,3 +94,11 @@ final class RollbackResource: AsyncDisposable, Sendable {
     completed.raise()
   }
 }
+
+/// A connection whose disposal its dependents must outlive: they check `isOpen` in their own
+/// disposers.
+final class TrackedConnection: Disposable, Sendable {
+  private let disposed = Atomic<Bool>(false)
+  var isOpen: Bool { !disposed.load(ordering: .sequentiallyConsistent) }
+  func dispose() throws { disposed.store(true, ordering: .sequentiallyConsistent) }
+}
