@@ -56,6 +56,39 @@ struct LeftDisposal: Sendable {
   }
 }
 
+/// The ``LeftDisposal`` tasks children handed to their parent (`ScopeState.childrenLeftBehind`):
+/// the parent's close waits for each one still running.
+///
+/// Finished tasks are dropped whenever the list has doubled since it was last pruned, so a
+/// long-lived parent keeps at most about twice the tasks still running, and a hand-over costs
+/// O(1) amortized. (Pruning at every hand-over scanned the whole list under the parent's lock:
+/// a server closing requests synchronously with an `AsyncDisposable` faster than their tasks
+/// finished spent most of its time there.)
+struct LeftBehindList {
+  /// The tasks handed over, oldest first; some may have finished.
+  private(set) var tasks: [LeftDisposal] = []
+  /// The count at which the next hand-over prunes first.
+  private var pruneAt = LeftBehindList.smallest
+
+  /// Below this many tasks the list is never pruned.
+  private static let smallest = 16
+
+  /// Adds `left`, first dropping finished tasks if the list has doubled since the last time.
+  mutating func append(_ left: LeftDisposal) {
+    if tasks.count >= pruneAt {
+      tasks.removeAll { $0.isFinished }
+      pruneAt = max(Self.smallest, tasks.count * 2)
+    }
+    tasks.append(left)
+  }
+
+  /// Every task handed over, leaving the list empty.
+  mutating func takeAll() -> [LeftDisposal] {
+    defer { self = LeftBehindList() }
+    return tasks
+  }
+}
+
 extension Scope {
   /// What this scope's own close left to a background task, once that close has finished.
   var leftBehindByClose: LeftDisposal? {

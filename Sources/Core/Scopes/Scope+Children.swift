@@ -97,7 +97,6 @@ extension Scope {
       parent.withStateIfMade { state in
         guard let state, state.children.unlink(self) else { return false }
         if let left {
-          state.childrenLeftBehind.removeAll { $0.isFinished }
           state.childrenLeftBehind.append(left)
         }
         return true

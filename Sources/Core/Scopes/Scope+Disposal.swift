@@ -294,7 +294,7 @@ extension Scope {
       var taken = Taken()
       if let state {
         if !state.children.isEmpty { taken.children = state.children.takeAll() }
-        swap(&taken.leftBehind, &state.childrenLeftBehind)
+        taken.leftBehind = state.childrenLeftBehind.takeAll()
       }
       swap(&own, &guardedDisposals)
       if synchronousCloser != 0, !onlyIfAllSynchronous || (taken.isEmpty && !own.awaitsAnything) {

@@ -302,5 +302,5 @@ final class ScopeState {
   @exclusivity(unchecked) var leftBehind: LeftDisposal?
   /// What children closed on their own left to background tasks, still running when they were
   /// handed over: this scope's close waits for them before its own disposals.
-  @exclusivity(unchecked) var childrenLeftBehind: [LeftDisposal] = []
+  @exclusivity(unchecked) var childrenLeftBehind = LeftBehindList()
 }
