@@ -48,7 +48,9 @@ extension Scope {
   // whose close awaits asynchronous disposers and survives cancellation.
   @_disfavoredOverload
   @available(
-    *, noasync, message: "in async code use `try await withScope`, which awaits AsyncDisposable instances"
+    *, noasync,
+    message:
+      "in async code use `try await withScope`, which awaits AsyncDisposable instances (in top-level code, Swift picks this overload anyway: make that call from an async function)"
   )
   public final func withScope<Result>(
     _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result
@@ -157,7 +159,9 @@ public func withScope<Result>(
 /// Unavailable in async code; see ``Scope/withScope(_:name:_:)``.
 @_disfavoredOverload  // see `Scope.withScope(_:name:_:)`
 @available(
-  *, noasync, message: "in async code use `try await withScope`, which awaits AsyncDisposable instances"
+  *, noasync,
+  message:
+    "in async code use `try await withScope`, which awaits AsyncDisposable instances (in top-level code, Swift picks this overload anyway: make that call from an async function)"
 )
 public func withScope<Result>(
   _ tag: ScopeTag, name: String? = nil, _ body: (Scope) throws -> Result

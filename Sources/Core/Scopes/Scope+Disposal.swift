@@ -29,7 +29,9 @@ extension Scope {
   /// of leaving them to a background task whose errors nobody sees.
   @_disfavoredOverload  // in async code, `close()` means the one that awaits disposers
   @available(
-    *, noasync, message: "in async code use `try await close()`, which awaits AsyncDisposable instances"
+    *, noasync,
+    message:
+      "in async code use `try await close()`, which awaits AsyncDisposable instances (in top-level code, Swift picks this overload anyway: make that call from an async function)"
   )
   public final func close() throws {
     let start = lifecycle.beginClose()
