@@ -28,6 +28,7 @@ struct LeftDisposal: Sendable {
         for left in earlier { await left.wait() }
         await work()
       }
+      chain.end()
       identity.done.store(true, ordering: .releasing)
     }
   }

@@ -207,6 +207,8 @@ extension Scope {
     let errors =
       Task.isCancelled || owned.awaitsAnything || !owned.children.isEmpty || !owned.leftBehind.isEmpty
       ? await Task { await dispose() }.value : await dispose()
+    // A task a disposer started, and which outlives this close, is no longer part of it.
+    chain.end()
     detachFromParent()
     try throwIfFailed(errors)
   }

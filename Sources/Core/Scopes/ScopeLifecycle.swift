@@ -113,18 +113,30 @@ package struct ScopeLifecycle: ~Copyable, Sendable {
 
 /// The scopes whose asynchronous close is running in the current task, innermost first: a
 /// disposer that closes one of them must not wait for the close that runs it.
+///
+/// A task that a disposer starts inherits the chain, and may outlive that close: a link counts
+/// only until its close has ended (``end()``). Past that, a close in such a task is no disposer's:
+/// it waits for another close of the same scope, as any other caller does.
 final class ClosingChain: Sendable {
   let scope: Scope
   let next: ClosingChain?
   /// The ``LeftDisposal`` whose task this link stands for, if it does: the disposals a
   /// synchronous close of `scope` left behind.
   let leftDisposal: LeftDisposal.Identity?
+  /// Raised once the close (or background task) this link stands for has ended.
+  private let ended = Atomic<Bool>(false)
 
   init(scope: Scope, next: ClosingChain?, leftDisposal: LeftDisposal.Identity? = nil) {
     self.scope = scope
     self.next = next
     self.leftDisposal = leftDisposal
   }
+
+  /// Marks the close this link stands for as ended: it runs no disposer any more.
+  func end() { ended.store(true, ordering: .releasing) }
+
+  /// Whether the close this link stands for still runs.
+  private var isRunning: Bool { !ended.load(ordering: .acquiring) }
 
   /// Whether the current task runs the task of `left`, or of one `left` waits for.
   ///
@@ -136,7 +148,7 @@ final class ClosingChain: Sendable {
   func runs(_ left: LeftDisposal.Identity) -> Bool {
     var link: ClosingChain? = self
     while let current = link {
-      if let running = current.leftDisposal { return left.waits(for: running) }
+      if let running = current.leftDisposal { return current.isRunning && left.waits(for: running) }
       link = current.next
     }
     return false
@@ -152,7 +164,7 @@ final class ClosingChain: Sendable {
   func containsScopeOrDescendant(of scope: Scope) -> Bool {
     var link: ClosingChain? = self
     while let current = link {
-      if current.leftDisposal == nil || current.scope !== scope,
+      if current.isRunning, current.leftDisposal == nil || current.scope !== scope,
         ScopeRef(current.scope).isSelfOrDescendant(of: scope)
       {
         return true
