@@ -15,7 +15,7 @@ import Testing
 /// instance and scope is freed.
 @Suite struct ServerLifeAttackTests {
   static let sessions = 3
-  static let requestsPerSession = 40
+  static let requestsPerSession = 24
 
   /// Sessions close once their requests ended; the container closes last.
   @Test(.timeLimit(.minutes(3)))
@@ -23,7 +23,7 @@ import Testing
     let watchdog = StressWatchdog(seconds: 170, "ServerLifeAttackTests: the orderly server hung")
     defer { watchdog.disarm() }
     var failures: [String] = []
-    for round in 0..<12 {
+    for round in 0..<8 {
       failures += await Self.round(round, racingShutdown: false).map { "round \(round): \($0)" }
     }
     #expect(failures.isEmpty, "\(failures.count) failure(s): \(failures.prefix(8))")
@@ -38,7 +38,7 @@ import Testing
     defer { watchdog.disarm() }
     var failures: [String] = []
     var refused = 0
-    for round in 0..<30 {
+    for round in 0..<16 {
       let (roundFailures, roundRefused) = await Self.roundCountingRefusals(round)
       failures += roundFailures.map { "round \(round): \($0)" }
       refused += roundRefused
