@@ -129,7 +129,9 @@ struct Validator {
         LifetimeRules.constrainsLookups(by: graph.nodes[$0].registration.lifetime)
       } ?? false
     var nested: [Context] = []
-    for reached in reach(from: start, at: context.position, deferredCaptures: deferredCaptures) {
+    for reached in reach(
+      from: start, at: context.position, deferredCaptures: deferredCaptures, prefix: context.prefix)
+    {
       let found = graph.nodes[reached.target].registration
       if let tag = found.lifetime.scopeTag {
         checkTag(
@@ -182,8 +184,11 @@ struct Validator {
   /// so that long chains cost linear time and no stack.
   ///
   /// With `deferredCaptures`, `Lazy` and `Provider` edges are walked as direct ones (they resolve
-  /// under the rules of the holder they were made for).
-  private mutating func reach(from start: Int, at position: Int, deferredCaptures: Bool) -> [Reached] {
+  /// under the rules of the holder they were made for). `prefix` is the way to `start`, for the
+  /// path of a dependency missing only here (see ``reportMissing(_:dependent:from:way:)``).
+  private mutating func reach(
+    from start: Int, at position: Int, deferredCaptures: Bool, prefix: [ServiceKey] = []
+  ) -> [Reached] {
     func memoKey(_ node: Int) -> Int { self.memoKey(node, at: position, deferredCaptures: deferredCaptures) }
     if let done = reachMemo[memoKey(start)] { return done }
 
@@ -215,7 +220,9 @@ struct Validator {
       let isDeferred = edge.isDeferred && !deferredCaptures
       frames[frames.count - 1].next += 1
       guard let target = graph.target(of: edge, from: top.node, at: position) else {
-        reportMissing(edge.key, dependent: top.node, from: position)
+        reportMissing(
+          edge.key, dependent: top.node, from: position,
+          way: prefix + frames.map { graph.nodes[$0.node].registration.key })
         continue
       }
       let lifetime = graph.nodes[target].registration.lifetime
@@ -279,12 +286,24 @@ struct Validator {
     }
   }
 
-  private mutating func reportMissing(_ key: ServiceKey, dependent: Int, from position: Int) {
+  /// Reports `key` missing for `dependent` when resolved from `position`, reached on `way` (the
+  /// keys from the resolve's start to `dependent`).
+  ///
+  /// A key that the deepest scope sees is missing only because a resolve runs above the scope
+  /// that registers it (a root singleton reaching a session's service through transient ones):
+  /// its path starts at that resolve, as the resolve's error does, since the dependent resolved
+  /// on its own finds the key. A key nobody registers is reported with the dependent alone.
+  private mutating func reportMissing(
+    _ key: ServiceKey, dependent: Int, from position: Int, way: [ServiceKey]
+  ) {
     let registration = graph.nodes[dependent].registration
-    let path = [registration.key, key]
+    let isMissingEverywhere = graph.lookup(key, from: graph.deepest) == nil
+    let path = (isMissingEverywhere ? [registration.key] : way) + [key]
     let variants = graph.argumentVariants(of: key, from: position)
-    // One report per dependent and key, whichever resolve reached it first.
-    guard seen.insert("\(registration.identity)|\(key)").inserted else { return }
+    // One report per dependent and key (and scope, for a key missing only there), whichever
+    // resolve reached it first.
+    let place = isMissingEverywhere ? "" : "|\(position)"
+    guard seen.insert("\(registration.identity)|\(key)\(place)").inserted else { return }
     if variants.isEmpty {
       add(.missingDependency, key: key, path: path, at: registration, .missing)
     } else {
