@@ -313,70 +313,10 @@ struct Validator {
     }
   }
 
-  // MARK: Cycles
-
-  /// Reports every cycle of immediate (not deferred) dependencies found by a depth-first search:
-  /// one per edge that closes a cycle.
-  ///
-  /// The search runs over (registration, scope) pairs: a registration's dependencies are looked
-  /// up from the scope it is resolved in, which for a transient depends on who resolves it (a
-  /// transient that a root singleton needs resolves its own dependencies in the root, where a key
-  /// a child scope shadows is not shadowed).
-  private mutating func checkCycles() {
-    let positions = graph.tags.count
-    /// The scope where the node's dependencies are looked up when the node is resolved from
-    /// `position`.
-    func dependencyPosition(_ node: Int, from position: Int) -> Int {
-      let lifetime = graph.nodes[node].registration.lifetime
-      if lifetime == .singleton || lifetime == .eagerSingleton || lifetime == .weak {
-        return graph.nodes[node].position
-      }
-      if let tag = lifetime.scopeTag { return graph.owner(tagged: tag, from: position) ?? position }
-      return position
-    }
-    /// The states a state leads to: a state is a node and the scope its dependencies are looked
-    /// up from, encoded as `node * positions + position`.
-    func targets(of state: Int) -> [Int] {
-      let (node, position) = state.quotientAndRemainder(dividingBy: positions)
-      return (graph.nodes[node].edges ?? []).filter { !$0.isDeferred }.compactMap { edge in
-        graph.target(of: edge, from: node, at: position).map { target in
-          target * positions + dependencyPosition(target, from: position)
-        }
-      }
-    }
-    /// 0: not reached, 1: on the current path, 2: done.
-    var state = [UInt8](repeating: 0, count: graph.nodes.count * positions)
-    for root in graph.nodes.indices {
-      let start = root * positions + graph.resolvingPosition(of: graph.nodes[root])
-      guard state[start] == 0 else { continue }
-      var stack: [(state: Int, targets: [Int], next: Int)] = [(start, targets(of: start), 0)]
-      state[start] = 1
-      while let (current, following, next) = stack.last {
-        guard next < following.count else {
-          state[current] = 2
-          stack.removeLast()
-          continue
-        }
-        stack[stack.count - 1].next += 1
-        let target = following[next]
-        switch state[target] {
-        case 0:
-          state[target] = 1
-          stack.append((target, targets(of: target), 0))
-        case 1:
-          let first = stack.firstIndex { $0.state == target } ?? 0
-          let members = (stack[first...].map(\.state) + [target]).map { $0 / positions }
-          let keys = members.map { graph.nodes[$0].registration.key }
-          add(.cycle, key: keys[0], path: keys, at: graph.nodes[target / positions].registration, .cycle)
-        default: break
-        }
-      }
-    }
-  }
-
   // MARK: Helpers
 
-  private mutating func add(
+  /// Adds a problem, unless the same one was added already.
+  mutating func add(
     _ code: ValidationProblem.Code, key: ServiceKey, path: [ServiceKey],
     at registration: RegistrationDescriptor,
     _ detail: ValidationProblem.Detail
