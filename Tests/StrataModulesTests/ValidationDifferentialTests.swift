@@ -29,8 +29,9 @@ import Testing
   }
 
   /// Compares a report with what resolving met, and returns every disagreement.
-  private static func disagreements(_ report: ValidationReport, _ run: GraphRun, truncated: Bool) -> [String]
-  {
+  private static func disagreements(
+    _ report: ValidationReport, _ run: GraphRun, truncated: Bool, shadowed: Set<ServiceKey> = []
+  ) -> [String] {
     var found: [String] = []
     let problems = report.problems.map { (group: group($0.code), key: $0.key, path: $0.path, text: "\($0)") }
     if report.isValid && !run.errors.isEmpty {
@@ -64,7 +65,8 @@ import Testing
         problem.group == "scope"
         && run.captives.contains { KeyOps.forKey($0.held).description == "\(problem.key)" }
       // A problem behind another one may be left unmet: the resolve fails at the first.
-      let masked = problem.path.first.map(run.failed.contains) ?? false
+      // So may one of a registration the session shadows: no resolve from the request reaches it.
+      let masked = problem.path.first.map { run.failed.contains($0) || shadowed.contains($0) } ?? false
       if !met && !captive && !truncated && !masked { found.append("reported, never met: \(problem.text)") }
     }
     return found
@@ -79,10 +81,10 @@ import Testing
   }
 
   private static func describe(_ shape: GraphShape) -> String {
-    shape.specs.map { spec in
+    (shape.specs + shape.shadows).enumerated().map { index, spec in
       let edges = spec.edges.map { ($0.isDeferred ? "~" : "") + KeyOps.forKey($0.target).description }
       return "\(KeyOps.forKey(spec.key).description) [\(spec.lifetime)]"
-        + (shape.sessionKeys.contains(spec.key) ? " (session)" : "")
+        + (shape.sessionKeys.contains(spec.key) || index >= shape.specs.count ? " (session)" : "")
         + (spec.declares ? " -> " + edges.joined(separator: ", ") : " unchecked")
     }.joined(separator: "\n")
   }
@@ -93,7 +95,7 @@ import Testing
     let log = GraphLog()
     let modules = shape.modules(log: log)
     let container = try Container(modules: modules.root)
-    let session = try container.makeScope(.session, name: "s", modules: modules.session)
+    let session = try shape.session(of: container, modules: modules.session, log: log)
     let report = session.validationReport(expecting: [.request])
     let exports = [GraphFormat.text, .dot, .mermaid].map { session.exportGraph(as: $0) }
     #expect(log.runs == 0, "validation or export ran a factory")
@@ -107,23 +109,54 @@ import Testing
     }
     // The same graph, its modules installed and their registrations made in the other order.
     let again = shape.modules(log: GraphLog(), reversed: true)
-    let other = try Container(modules: again.root).makeScope(.session, name: "s", modules: again.session)
+    let other = try shape.session(of: Container(modules: again.root), modules: again.session, log: GraphLog())
     #expect([GraphFormat.text, .dot, .mermaid].map { other.exportGraph(as: $0) } == exports, "seed \(seed)")
     // The same problems, listed in registration order (and each cycle found from where the
     // search met it first).
     #expect(
       Self.summary(other.validationReport(expecting: [.request])) == Self.summary(report), "seed \(seed)")
     #expect(Set(session.installedModules).isDisjoint(with: container.installedModules))
-    #expect(report.registrationCount == shape.specs.count)
+    #expect(report.registrationCount == shape.specs.count + shape.shadows.count)
     #expect(report.unchecked.count == shape.specs.filter { !$0.declares }.count)
 
     let request = try session.makeScope(.request)
     let run = GraphRun.resolve(shape.specs.map(\.key), from: request, log: log)
-    let found = Self.disagreements(report, run, truncated: log.isOverBudget)
+    let shadowed = Set(shape.shadows.map { KeyOps.forKey($0.key).key })
+    let found = Self.disagreements(report, run, truncated: log.isOverBudget, shadowed: shadowed)
     #expect(
       found.isEmpty,
       "seed \(seed):\n\(found.joined(separator: "\n"))\n\(report)\n\(Self.describe(shape))\nmet:\n\(run.errors.map { "\($0.path)" }.joined(separator: "\n"))"
     )
+  }
+
+  /// Without factories that carry on past an error, each failing resolve reports its whole path:
+  /// the problem reported for its key must end the same way.
+  @Test(arguments: seeds)
+  func theFirstErrorOfEachResolveIsReportedWithItsPath(seed: UInt64) throws {
+    let shape = GraphShape(seed: seed)
+    let log = GraphLog(collects: false)
+    let modules = shape.modules(log: log)
+    let session = try shape.session(of: Container(modules: modules.root), modules: modules.session, log: log)
+    let report = session.validationReport(expecting: [.request])
+    let request = try session.makeScope(.request)
+    var found: [String] = []
+    for spec in shape.specs {
+      do {
+        _ = try KeyOps.forKey(spec.key).resolveFrom(request)
+      } catch let error as ResolutionError {
+        let matches = report.problems.contains { problem in
+          guard Self.group(problem.code) == Self.group(error.code) else { return false }
+          if error.code == .cycle {
+            let cycle = error.path.drop { $0 != error.key }
+            return Set(problem.path) == Set(cycle)
+          }
+          return problem.key == error.key && error.path.reversed().starts(with: problem.path.reversed())
+        }
+        if !matches { found.append("\(error.code) \(error.path)") }
+      }
+    }
+    #expect(
+      found.isEmpty, "seed \(seed):\n\(found.joined(separator: "\n"))\n\(report)\n\(Self.describe(shape))")
   }
 
   @Test(arguments: seeds)

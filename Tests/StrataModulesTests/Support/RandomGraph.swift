@@ -158,7 +158,13 @@ struct MetError: Sendable {
 
 /// The errors met and the factory runs, shared by every factory of one graph.
 final class GraphLog: @unchecked Sendable {
+  /// Whether factories carry on past an error, to meet every problem of the graph; if not, a
+  /// resolve fails at its first, with its whole path.
+  let collects: Bool
   private let lock = NSLock()
+
+  init(collects: Bool = true) { self.collects = collects }
+
   private var errors: [MetError] = []
   private var runCount = 0
 
@@ -211,6 +217,8 @@ struct Spec: Sendable {
       for dependency in direct {
         do {
           made.append(try dependency.resolve(resolver))
+        } catch  where !log.collects {
+          throw error
         } catch let error as ResolutionError where error.code == .cycle || error.code == .depthLimitExceeded {
           // Thrown once the other dependencies are tried, so that their problems are met too;
           // past a budget at once, as failing shared instances are made again on every path.

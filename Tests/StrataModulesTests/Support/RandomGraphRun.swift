@@ -11,6 +11,8 @@ struct GraphShape {
   let sessionModules: [(specs: [Spec], requires: [Int])]
   /// The order the root modules are installed in (some listed twice).
   let installOrder: [Int]
+  /// Registrations the session makes itself, outside modules: some shadow a key of the container.
+  let shadows: [Spec]
 
   static let lifetimes: [Lifetime] = [
     .transient, .singleton, .scoped(.request), .scoped(.session), .scoped, .weak, .graph,
@@ -57,6 +59,18 @@ struct GraphShape {
     }
     sessionModules = session.map { ($0, (0..<rootCount).filter { _ in random.chance(40) }) }
     installOrder = random.shuffled(Array(0..<rootCount) + (0..<rootCount).filter { _ in random.chance(20) })
+    shadows = specs.filter { spec in
+      !inSession[specs.firstIndex { $0.key == spec.key } ?? 0] && random.chance(10)
+    }
+    .map { spec in
+      let edges = (0..<random.next(3)).map { _ in
+        Spec.Edge(
+          target: random.next(Self.keyCount), isDeferred: false, isProvider: false, asParameterType: false)
+      }
+      return Spec(
+        key: spec.key, lifetime: Self.lifetimes[random.next(Self.lifetimes.count)], edges: edges,
+        declares: true)
+    }
     self.specs = specs
   }
 
@@ -74,6 +88,15 @@ struct GraphShape {
     }
     let order = reversed ? installOrder.reversed() : installOrder
     return (order.map { built[$0] }, session)
+  }
+
+  /// A session of `container` with the session's modules and its own registrations.
+  func session(of container: Container, modules: [any Module], log: GraphLog) throws -> Scope {
+    let session = try container.makeScope(.session, name: "s", modules: modules)
+    try session.register { registry in
+      for spec in shadows { spec.register(in: registry, log: log) }
+    }
+    return session
   }
 
   var sessionKeys: Set<Int> { Set(sessionModules.flatMap { $0.specs.map(\.key) }) }
