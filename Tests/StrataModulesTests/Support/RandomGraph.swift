@@ -254,11 +254,22 @@ struct GraphModule: Module {
   let specs: [Spec]
   let required: [GraphModule]
   let log: GraphLog
+  /// Named keys registered only with a runtime argument: a dependency on them without one is an
+  /// `argumentMismatch`.
+  var argumentKeys: [Int] = []
 
   var moduleID: ModuleID { ModuleID(Self.self, number) }
   var requires: [any Module] { required }
 
   func register(in registry: Registrar) {
     for spec in specs { spec.register(in: registry, log: log) }
+    for key in argumentKeys {
+      registry.register(Slot<Named>.self, name: key, dependsOn: []) { (_, argument: Int) in
+        log.tick()
+        return Slot(
+          NodeInfo(
+            key: argument, lifetime: .transient, direct: [], deferred: [], ownerChain: [], isTainted: false))
+      }
+    }
   }
 }

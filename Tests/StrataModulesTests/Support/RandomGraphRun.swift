@@ -11,6 +11,8 @@ struct GraphShape {
   let sessionModules: [(specs: [Spec], requires: [Int])]
   /// The order the root modules are installed in (some listed twice).
   let installOrder: [Int]
+  /// Keys the first container module registers only with a runtime argument.
+  let argumentKeys: [Int]
   /// Registrations the session makes itself, outside modules: some shadow a key of the container.
   let shadows: [Spec]
 
@@ -71,6 +73,8 @@ struct GraphShape {
         key: spec.key, lifetime: Self.lifetimes[random.next(Self.lifetimes.count)], edges: edges,
         declares: true)
     }
+    argumentKeys = (6..<Self.keyCount).filter { key in !specs.contains { $0.key == key } && random.chance(50)
+    }
     self.specs = specs
   }
 
@@ -79,7 +83,9 @@ struct GraphShape {
     for (number, module) in rootModules.enumerated() {
       let specs = reversed ? module.specs.reversed() : module.specs
       built.append(
-        GraphModule(number: number, specs: specs, required: module.requires.map { built[$0] }, log: log))
+        GraphModule(
+          number: number, specs: specs, required: module.requires.map { built[$0] }, log: log,
+          argumentKeys: number == 0 ? argumentKeys : []))
     }
     let session = sessionModules.enumerated().map { number, module in
       GraphModule(
