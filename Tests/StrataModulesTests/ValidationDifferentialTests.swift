@@ -6,7 +6,7 @@ import Testing
 /// Differential tests of validation: for seeded random graphs, what `validate()` reports must be
 /// what resolving every registration meets, no more and no less.
 @Suite struct ValidationDifferentialTests {
-  static let seeds: [UInt64] = Array(1...75)
+  static let seeds: [UInt64] = Array(1...60)
 
   /// The kind of problem, as resolution and validation each name it: a service the rules forbid
   /// where it is resolved is `captiveDependency` or `noMatchingScope` depending on who asks.
@@ -128,6 +128,37 @@ import Testing
     #expect(
       found.isEmpty,
       "seed \(seed):\n\(found.joined(separator: "\n"))\n\(report)\n\(Self.describe(shape))\nmet:\n\(run.errors.map { "\($0.path)" }.joined(separator: "\n"))"
+    )
+  }
+
+  /// A request with registrations of its own (new keys, and keys it shadows), validated from
+  /// itself, against resolving every key from it.
+  @Test(arguments: seeds)
+  func validationOfARequestWithItsOwnRegistrationsAgreesWithResolvingFromIt(seed: UInt64) throws {
+    let shape = GraphShape(seed: seed)
+    let log = GraphLog()
+    let modules = shape.modules(log: log)
+    let session = try shape.session(of: Container(modules: modules.root), modules: modules.session, log: log)
+    let request = try session.makeScope(.request) { registry in
+      for spec in shape.requestSpecs { spec.register(in: registry, log: log) }
+    }
+    let report = request.validationReport()
+    #expect(log.runs == 0, "validation ran a factory")
+
+    let above = Set((shape.specs + shape.shadows).map(\.key))
+    let keys = above.union(shape.requestSpecs.map(\.key)).sorted()
+    let run = GraphRun.resolve(keys, from: request, log: log)
+    let shadowed = Set(
+      (shape.shadows.map(\.key) + shape.requestSpecs.map(\.key).filter(above.contains)).map {
+        KeyOps.forKey($0).key
+      })
+    let found = Self.disagreements(report, run, truncated: log.isOverBudget, shadowed: shadowed)
+    let ownSpecs = shape.requestSpecs.map {
+      "\(KeyOps.forKey($0.key).description) [\($0.lifetime)] (request) -> \($0.edges.map(\.target))"
+    }
+    #expect(
+      found.isEmpty,
+      "seed \(seed):\n\(found.joined(separator: "\n"))\n\(report)\n\(Self.describe(shape))\n\(ownSpecs.joined(separator: "\n"))"
     )
   }
 

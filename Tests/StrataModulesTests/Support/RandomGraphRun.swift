@@ -11,6 +11,8 @@ struct GraphShape {
   let sessionModules: [(specs: [Spec], requires: [Int])]
   /// The order the root modules are installed in (some listed twice).
   let installOrder: [Int]
+  /// Registrations a request makes itself, below the session: new keys and shadows.
+  let requestSpecs: [Spec]
   /// Keys the first container module registers only with a runtime argument.
   let argumentKeys: [Int]
   /// Registrations the session makes itself, outside modules: some shadow a key of the container.
@@ -76,6 +78,16 @@ struct GraphShape {
     argumentKeys = (6..<Self.keyCount).filter { key in !specs.contains { $0.key == key } && random.chance(50)
     }
     self.specs = specs
+    requestSpecs = (0..<Self.keyCount).filter { _ in random.chance(12) }.map { key in
+      let edges = (0..<random.next(3)).map { _ in
+        let target = random.next(Self.keyCount)
+        return Spec.Edge(
+          target: target, isDeferred: target < 6 && random.chance(30), isProvider: random.chance(50),
+          asParameterType: false)
+      }
+      return Spec(
+        key: key, lifetime: Self.lifetimes[random.next(Self.lifetimes.count)], edges: edges, declares: true)
+    }
   }
 
   func modules(log: GraphLog, reversed: Bool = false) -> (root: [any Module], session: [any Module]) {
