@@ -72,6 +72,24 @@ import Testing
     return found
   }
 
+  /// The edges a text export marks missing, as (dependent, dependency) key descriptions.
+  private static func missingEdges(inTextExport text: String) -> [(String, String)] {
+    var dependent = ""
+    var edges: [(String, String)] = []
+    for line in text.split(separator: "\n").map(String.init) {
+      if line.hasPrefix("      ") {
+        let edge = line.dropFirst(8)  // the indent, the arrow and a space
+        guard edge.hasSuffix("missing)"), let open = edge.range(of: " (", options: .backwards) else {
+          continue
+        }
+        edges.append((dependent, String(edge[..<open.lowerBound])))
+      } else if line.hasPrefix("    "), let open = line.range(of: " [") {
+        dependent = String(line[line.index(line.startIndex, offsetBy: 4)..<open.lowerBound])
+      }
+    }
+    return edges
+  }
+
   /// The problems as a set: code and key, and for cycles the services on cycles.
   private static func summary(_ report: ValidationReport) -> Set<String> {
     Set(
@@ -106,6 +124,16 @@ import Testing
       let mermaidKey = key.replacingOccurrences(of: "<", with: "#lt;").replacingOccurrences(
         of: ">", with: "#gt;")
       #expect(exports[2].contains(mermaidKey), "seed \(seed): \(key) not in the Mermaid export")
+    }
+    // An edge the export marks missing is a problem validation reports for that dependent.
+    for (dependent, dependency) in Self.missingEdges(inTextExport: exports[0]) {
+      let reported = report.problems.contains { problem in
+        "\(problem.key)" == dependency
+          && problem.path.map(\.description).suffix(2) == [dependent, dependency]
+      }
+      #expect(
+        reported, "seed \(seed): the export's missing \(dependent) → \(dependency) is not reported\n\(report)"
+      )
     }
     // The same graph, its modules installed and their registrations made in the other order.
     let again = shape.modules(log: GraphLog(), reversed: true)
