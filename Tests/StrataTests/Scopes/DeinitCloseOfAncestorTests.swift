@@ -22,7 +22,7 @@ private final class HeldDisposer: Disposable, Sendable {
   let release = Flag()
   func dispose() throws {
     entered.raise()
-    let deadline = ContinuousClock.now + .seconds(20)
+    let deadline = ContinuousClock.now + .seconds(60)
     while !release.isRaised, ContinuousClock.now < deadline { usleep(100) }
   }
 }
@@ -60,7 +60,7 @@ private final class TokenHolder: AsyncDisposable, Sendable {
         try? request.close()
         requestClosed.raise()
       }.start()
-      #expect(await eventually(timeout: .seconds(20)) { held.entered.isRaised })
+      #expect(await eventually(timeout: .seconds(60)) { held.entered.isRaised })
 
       // The session's close takes the request, still closing, and waits for it.
       let sessionClosed = Flag()
@@ -79,7 +79,7 @@ private final class TokenHolder: AsyncDisposable, Sendable {
       held.release.raise()
 
       #expect(
-        await eventually(timeout: .seconds(20)) {
+        await eventually(timeout: .seconds(60)) {
           requestClosed.isRaised && sessionClosed.isRaised && tokenClosed.isRaised
         },
         "round \(round): request \(requestClosed.isRaised), session \(sessionClosed.isRaised)")
@@ -117,7 +117,7 @@ private final class TokenHolder: AsyncDisposable, Sendable {
         }.start()
       }
       #expect(
-        await eventually(timeout: .seconds(20)) { sessionClosed.isRaised && tokenClosed.isRaised },
+        await eventually(timeout: .seconds(60)) { sessionClosed.isRaised && tokenClosed.isRaised },
         "round \(round): session \(sessionClosed.isRaised), token \(tokenClosed.isRaised)")
     }
   }

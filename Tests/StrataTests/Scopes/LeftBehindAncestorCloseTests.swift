@@ -103,7 +103,7 @@ private func closeNow(_ scope: Scope) {
 
       #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
 
-      #expect(await eventually(timeout: .seconds(20)) { log.elements.count == 4 }, "round \(round)")
+      #expect(await eventually(timeout: .seconds(60)) { log.elements.count == 4 }, "round \(round)")
       #expect(
         log.elements == ["async dispose", "closer", "dispose request-oldest", "dispose session"],
         "round \(round): the session's instance was disposed while the request's task still ran")
@@ -138,7 +138,7 @@ private func closeNow(_ scope: Scope) {
 
       #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
 
-      #expect(await eventually(timeout: .seconds(20)) { log.elements.count == 3 })
+      #expect(await eventually(timeout: .seconds(60)) { log.elements.count == 3 })
       if log.elements != ["closer", "dispose request-oldest", "dispose session"] { misordered += 1 }
       try await container.close()
     }

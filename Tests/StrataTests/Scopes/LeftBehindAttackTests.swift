@@ -77,7 +77,7 @@ private func makeContainer(failing: Bool = false) throws -> Container {
     let last = try session.makeScope(.request)
     let lastRollback = try last.resolve(Rollback.self)
     #expect(throws: ResolutionError.self) { try closeSynchronously(last) }
-    #expect(await eventually(timeout: .seconds(20)) { requests.elements.allSatisfy { $0.object == nil } })
+    #expect(await eventually(timeout: .seconds(60)) { requests.elements.allSatisfy { $0.object == nil } })
     try await session.close()
     #expect(lastRollback.rolledBackOnceOnOpenConnection)
   }
@@ -98,7 +98,7 @@ private func makeContainer(failing: Bool = false) throws -> Container {
       if round % 2 == 0 { try await Task.sleep(for: .microseconds(200)) }
       try? await request.close()
       #expect(rollback.hasRolledBack, "round \(round): the awaited close returned first")
-      #expect(await eventually(timeout: .seconds(20)) { threadDone.isRaised })
+      #expect(await eventually(timeout: .seconds(60)) { threadDone.isRaised })
       try await session.close()
       #expect(rollback.rolledBackOnceOnOpenConnection, "round \(round)")
       #expect(rollback.connection.disposeCount == 1)
@@ -142,7 +142,7 @@ private func makeContainer(failing: Bool = false) throws -> Container {
       let start = Barrier(parties: 9)
       let sessionClosed = Flag()
       let closers = Task {
-        await runOnThreads(8, timeout: .seconds(20)) { index in
+        await runOnThreads(8, timeout: .seconds(60)) { index in
           start.arriveAndWait()
           try? all[index].close()
         }
@@ -161,9 +161,9 @@ private func makeContainer(failing: Bool = false) throws -> Container {
         }.start()
       }
       #expect(await closers.value, "round \(round): a request's close hangs")
-      #expect(await eventually(timeout: .seconds(20)) { sessionClosed.isRaised }, "round \(round)")
+      #expect(await eventually(timeout: .seconds(60)) { sessionClosed.isRaised }, "round \(round)")
       let connection = rollbacks[0].connection
-      #expect(await eventually(timeout: .seconds(20)) { !connection.isOpen }, "round \(round)")
+      #expect(await eventually(timeout: .seconds(60)) { !connection.isOpen }, "round \(round)")
       #expect(rollbacks.allSatisfy { $0.rolledBackOnceOnOpenConnection }, "round \(round)")
       #expect(connection.disposeCount == 1)
     }
@@ -186,7 +186,7 @@ private func makeContainer(failing: Bool = false) throws -> Container {
       if round % 2 == 0 { try await Task.sleep(for: .microseconds(300)) }
       try await container.close()
       #expect(rollback.hasRolledBack, "round \(round): the root closed before the rollback")
-      #expect(await eventually(timeout: .seconds(20)) { sessionClosed.isRaised })
+      #expect(await eventually(timeout: .seconds(60)) { sessionClosed.isRaised })
       #expect(rollback.rolledBackOnceOnOpenConnection, "round \(round)")
       #expect(rollback.connection.disposeCount == 1)
     }

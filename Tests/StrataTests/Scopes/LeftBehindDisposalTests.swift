@@ -27,9 +27,9 @@ private final class Gate: Disposable, Sendable {
   }
 }
 
-/// Waits (blocking, at most 20 s) until `flag` is raised; returns whether it was.
+/// Waits (blocking, at most 60 s) until `flag` is raised; returns whether it was.
 private func waitUntil(_ flag: Flag) -> Bool {
-  let deadline = ContinuousClock.now + .seconds(20)
+  let deadline = ContinuousClock.now + .seconds(60)
   while !flag.isRaised {
     if ContinuousClock.now >= deadline { return false }
     usleep(100)
@@ -108,7 +108,7 @@ private func sessionWithClosedRequest(in container: Container) throws -> (Scope,
       // Nothing of the session's is left to the background by the session itself: no error.
       try closeSynchronously(session)
 
-      #expect(await eventually(timeout: .seconds(20)) { !rollback.connection.isOpen }, "round \(round)")
+      #expect(await eventually(timeout: .seconds(60)) { !rollback.connection.isOpen }, "round \(round)")
       #expect(rollback.rolledBackOnOpenConnection, "round \(round): the connection was closed first")
     }
   }
@@ -140,7 +140,7 @@ private func sessionWithClosedRequest(in container: Container) throws -> (Scope,
         childClosed.raise()
       }
       childThread.start()
-      #expect(await eventually(timeout: .seconds(20)) { gate.entered.isRaised })
+      #expect(await eventually(timeout: .seconds(60)) { gate.entered.isRaised })
 
       let parentClosed = Flag()
       if awaited {
@@ -161,8 +161,8 @@ private func sessionWithClosedRequest(in container: Container) throws -> (Scope,
         gate.release.raise()
       }
 
-      #expect(await eventually(timeout: .seconds(20)) { parentClosed.isRaised && childClosed.isRaised })
-      #expect(await eventually(timeout: .seconds(20)) { !rollback.connection.isOpen }, "round \(round)")
+      #expect(await eventually(timeout: .seconds(60)) { parentClosed.isRaised && childClosed.isRaised })
+      #expect(await eventually(timeout: .seconds(60)) { !rollback.connection.isOpen }, "round \(round)")
       #expect(rollback.rolledBackOnOpenConnection, "round \(round): the connection was closed first")
     }
   }
@@ -179,7 +179,7 @@ private func sessionWithClosedRequest(in container: Container) throws -> (Scope,
       #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
     }
     let boxes = rollbacks
-    #expect(await eventually(timeout: .seconds(20)) { boxes.allSatisfy { $0.object == nil } })
+    #expect(await eventually(timeout: .seconds(60)) { boxes.allSatisfy { $0.object == nil } })
     try await session.close()
   }
 
@@ -196,7 +196,7 @@ private func sessionWithClosedRequest(in container: Container) throws -> (Scope,
     }
     #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
     #expect(
-      await eventually(timeout: .seconds(20)) { logout.returned.isRaised },
+      await eventually(timeout: .seconds(60)) { logout.returned.isRaised },
       "\(target): the close never returns")
     #expect(target == "request" || session.isClosed)
   }
@@ -212,7 +212,7 @@ private func sessionWithClosedRequest(in container: Container) throws -> (Scope,
         sessionClosed.raise()
       }
       #expect(
-        await eventually(timeout: .seconds(20)) { logout.returned.isRaised && sessionClosed.isRaised },
+        await eventually(timeout: .seconds(60)) { logout.returned.isRaised && sessionClosed.isRaised },
         "round \(round): a close never returns")
     }
   }

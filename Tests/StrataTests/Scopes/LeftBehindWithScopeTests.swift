@@ -48,14 +48,14 @@ private func makeContainer() throws -> Container {
     let container = try makeContainer()
     for round in 0..<5 {
       let undo = Slot<Undo>()
-      let finished = await runOnThreads(1, timeout: .seconds(20)) { _ in
+      let finished = await runOnThreads(1, timeout: .seconds(60)) { _ in
         _ = try? container.withScope(.session) { session in
           try session.withScope(.request) { request in undo.value = try request.resolve(Undo.self) }
         }
       }
       #expect(finished, "round \(round): withScope hangs")
       let made = try #require(undo.value)
-      #expect(await eventually(timeout: .seconds(20)) { made.done.isRaised && made.link.closed.isRaised })
+      #expect(await eventually(timeout: .seconds(60)) { made.done.isRaised && made.link.closed.isRaised })
       #expect(made.onOpenLink.isRaised, "round \(round): the session's link was closed first")
     }
   }
@@ -78,7 +78,7 @@ private func makeContainer() throws -> Container {
     let undo = try request.resolve(Undo.self)
     #expect(throws: ResolutionError.self) { try closeSynchronously(request) }
     try closeSynchronously(session)
-    #expect(await eventually(timeout: .seconds(20)) { undo.done.isRaised && undo.link.closed.isRaised })
+    #expect(await eventually(timeout: .seconds(60)) { undo.done.isRaised && undo.link.closed.isRaised })
     #expect(undo.onOpenLink.isRaised && undo.sessionRefused.isRaised)
   }
 }

@@ -3,7 +3,7 @@ import Strata
 import Synchronization
 import Testing
 
-/// A request's rollback: a held one waits until `release` is raised (at most 20 s), the others end
+/// A request's rollback: a held one waits until `release` is raised (at most 60 s), the others end
 /// at once. Counts the held rollbacks that ended.
 private final class HeldRollback: AsyncDisposable, Sendable {
   let isHeld: Bool
@@ -18,7 +18,7 @@ private final class HeldRollback: AsyncDisposable, Sendable {
 
   func dispose() async throws {
     guard isHeld else { return }
-    let deadline = ContinuousClock.now + .seconds(20)
+    let deadline = ContinuousClock.now + .seconds(60)
     while !release.isRaised, ContinuousClock.now < deadline {
       try? await Task.sleep(for: .milliseconds(1))
     }
