@@ -187,9 +187,34 @@ public struct ResolutionError: Error, CustomStringConvertible {
   public var description: String { ErrorMessages.description(of: self) }
 
   /// The path with a cycle shown once: `App → A → B → A`, however deep the recursion went.
+  ///
+  /// A cycle detected where it closed (a shared instance or `Lazy` entered again) ends there
+  /// already. Recursion stopped by the depth or stack check repeats its cycle up to the limit: the
+  /// path is cut after the first round of that repeating tail. A key met twice before it (a
+  /// session's `Logger` whose singleton needs the container's `Logger`) is no cycle.
   private var trimmedPath: [ServiceKey] {
-    guard code == .cycle, let repeatAt = ResolutionError.firstRepeat(in: rawPath) else { return rawPath }
+    guard code == .cycle, rawCode != .cycle else { return rawPath }
+    guard
+      let repeatAt = ResolutionError.repeatingTail(of: rawPath) ?? ResolutionError.firstRepeat(in: rawPath)
+    else { return rawPath }
     return Array(rawPath[...repeatAt])
+  }
+
+  /// Where the first round of the repeating tail of `path` closes: the index of the first key
+  /// that repeats the one a period before it, for the shortest period the tail repeats twice
+  /// with; `nil` if it does not.
+  static func repeatingTail(of path: [ServiceKey]) -> Int? {
+    let count = path.count
+    guard count >= 2 else { return nil }
+    for period in 1...(count / 2) {
+      guard (count - 2 * period..<count - period).allSatisfy({ path[$0] == path[$0 + period] }) else {
+        continue
+      }
+      var start = count - 2 * period
+      while start > 0, path[start - 1] == path[start - 1 + period] { start -= 1 }
+      return start + period
+    }
+    return nil
   }
 
   /// The index of the first key of `path` that an earlier key repeats, in linear time.
