@@ -35,6 +35,15 @@ extension Validator {
         }
       }
     }
+    /// The states the `Lazy` and `Provider` dependencies of a state resolve, later, at the top level.
+    func deferredTargets(of state: Int) -> [Int] {
+      let (node, position) = state.quotientAndRemainder(dividingBy: positions)
+      return (graph.nodes[node].edges ?? []).filter(\.isDeferred).compactMap { edge in
+        graph.target(of: edge, from: node, at: position).map { target in
+          target * positions + dependencyPosition(target, from: position)
+        }
+      }
+    }
     func keys(_ states: [Int]) -> [ServiceKey] { states.map { graph.nodes[$0 / positions].registration.key } }
 
     let count = graph.nodes.count * positions
@@ -48,8 +57,14 @@ extension Validator {
     var components: [[Int]] = []
     var covered: Set<Int> = []  // nodes on a reported cycle
     var reachedCount = 0
-    for root in graph.nodes.indices {
-      let start = root * positions + graph.resolvingPosition(of: graph.nodes[root])
+    // Each registration where it is usually resolved; then what a `Lazy` or `Provider` of a state
+    // met resolves later, where its holder lives (a singleton's, in the singleton's scope), as a
+    // resolve of its own: a cycle there is met when the `Lazy` is read.
+    var roots = graph.nodes.indices.map { $0 * positions + graph.resolvingPosition(of: graph.nodes[$0]) }
+    var nextRoot = 0
+    while nextRoot < roots.count {
+      let start = roots[nextRoot]
+      nextRoot += 1
       guard state[start] == 0 else { continue }
       func enter(_ reached: Int, _ stack: inout [(state: Int, targets: [Int], next: Int)]) {
         state[reached] = 1
@@ -59,6 +74,7 @@ extension Validator {
         component.append(reached)
         onComponent[reached] = true
         stack.append((reached, targets(of: reached), 0))
+        roots += deferredTargets(of: reached)
       }
       var stack: [(state: Int, targets: [Int], next: Int)] = []
       enter(start, &stack)
