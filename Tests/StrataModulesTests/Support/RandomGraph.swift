@@ -81,6 +81,7 @@ typealias Make = @Sendable (borrowing Resolver) throws -> NodeInfo
 struct KeyOps: Sendable {
   let resolve: @Sendable (borrowing Resolver) throws -> NodeInfo
   let resolveFrom: @Sendable (Scope) throws -> NodeInfo
+  let resolveAllFrom: @Sendable (Scope) throws -> [NodeInfo]
   /// A `Lazy` (false) or `Provider` (true) of the key, made now, and how to read it.
   let deferred: (@Sendable (borrowing Resolver, Bool) -> @Sendable () throws -> NodeInfo)?
   let dependency: @Sendable (_ deferred: Bool, _ asParameterType: Bool) -> ServiceDependency
@@ -92,6 +93,7 @@ struct KeyOps: Sendable {
     KeyOps(
       resolve: { try $0.resolve(Slot<Tag>.self).info },
       resolveFrom: { try $0.resolve(Slot<Tag>.self).info },
+      resolveAllFrom: { try $0.resolveAll(Slot<Tag>.self).map(\.info) },
       deferred: { resolver, isProvider in
         if isProvider {
           let provider = resolver.provider(Slot<Tag>.self)
@@ -120,6 +122,7 @@ struct KeyOps: Sendable {
     KeyOps(
       resolve: { try $0.resolve(Slot<Named>.self, name: name).info },
       resolveFrom: { try $0.resolve(Slot<Named>.self, name: name).info },
+      resolveAllFrom: { try $0.resolveAll(Slot<Named>.self, name: name).map(\.info) },
       deferred: nil,
       dependency: { _, _ in .service(Slot<Named>.self, name: name) },
       register: { registry, lifetime, dependencies, make in

@@ -11,6 +11,8 @@ struct GraphShape {
   let sessionModules: [(specs: [Spec], requires: [Int])]
   /// The order the root modules are installed in (some listed twice).
   let installOrder: [Int]
+  /// Second registrations of keys in the same container module.
+  let twins: [Spec]
   /// Registrations a request makes itself, below the session: new keys and shadows.
   let requestSpecs: [Spec]
   /// Keys the first container module registers only with a runtime argument.
@@ -58,6 +60,22 @@ struct GraphShape {
         root[random.next(rootCount)].append(spec)
       }
     }
+    // A module may register a key twice (for `resolveAll`): the later one is what `resolve` finds.
+    var twins: [Spec] = []
+    for index in root.indices {
+      for spec in root[index] where random.chance(10) {
+        let twin = Spec(
+          key: spec.key, lifetime: Self.lifetimes[random.next(Self.lifetimes.count)],
+          edges: (0..<random.next(3)).map { _ in
+            Spec.Edge(
+              target: random.next(Self.keyCount), isDeferred: false, isProvider: false, asParameterType: false
+            )
+          }, declares: true)
+        root[index].append(twin)
+        twins.append(twin)
+      }
+    }
+    self.twins = twins
     rootModules = root.indices.map { index in
       (root[index], (0..<index).filter { _ in random.chance(40) })
     }
@@ -93,7 +111,7 @@ struct GraphShape {
   func modules(log: GraphLog, reversed: Bool = false) -> (root: [any Module], session: [any Module]) {
     var built: [GraphModule] = []
     for (number, module) in rootModules.enumerated() {
-      let specs = reversed ? module.specs.reversed() : module.specs
+      let specs = reversed ? Self.reversedByKey(module.specs) : module.specs
       built.append(
         GraphModule(
           number: number, specs: specs, required: module.requires.map { built[$0] }, log: log,
@@ -101,11 +119,18 @@ struct GraphShape {
     }
     let session = sessionModules.enumerated().map { number, module in
       GraphModule(
-        number: 100 + number, specs: reversed ? module.specs.reversed() : module.specs,
+        number: 100 + number, specs: reversed ? Self.reversedByKey(module.specs) : module.specs,
         required: module.requires.map { built[$0] }, log: log)
     }
     let order = reversed ? installOrder.reversed() : installOrder
     return (order.map { built[$0] }, session)
+  }
+
+  /// The keys in the other order, the registrations of one key in theirs.
+  static func reversedByKey(_ specs: [Spec]) -> [Spec] {
+    var keys: [Int] = []
+    for spec in specs where !keys.contains(spec.key) { keys.append(spec.key) }
+    return keys.reversed().flatMap { key in specs.filter { $0.key == key } }
   }
 
   /// A session of `container` with the session's modules and its own registrations.
@@ -138,7 +163,7 @@ struct GraphRun {
       var queue: [(NodeInfo, Int)] = []
       let before = log.all.count
       do {
-        queue.append((try KeyOps.forKey(key).resolveFrom(scope), 0))
+        queue += try KeyOps.forKey(key).resolveAllFrom(scope).map { ($0, 0) }
       } catch {
         log.record(error)
       }
