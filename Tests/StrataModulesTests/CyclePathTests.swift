@@ -90,4 +90,25 @@ private struct Loop: Sendable {}
         $0.code == .cycle && Set($0.path) == Set(error.cycle ?? [])
       })
   }
+
+  @Test func aServiceNeedingItselfBehindAnEarlierServiceOfItsKeyIsTheCycle() throws {
+    let container = try Container { registry in
+      registry.register(Logger.self, dependsOn: [.service(Logger.self)]) { resolver in
+        try resolver.resolve(Logger.self)
+      }
+      registry.register(Audit.self, lifetime: .singleton, dependsOn: [.service(Logger.self)]) { resolver in
+        Audit(logger: try resolver.resolve(Logger.self))
+      }
+    }
+    let session = try container.makeScope(.session) { registry in
+      registry.register(Logger.self, dependsOn: [.service(Audit.self)]) { resolver in
+        try resolver.resolve(Audit.self).logger
+      }
+    }
+    let error = try #require(throws: ResolutionError.self) { try session.resolve(Logger.self) }
+    #expect(error.code == .cycle)
+    #expect(error.path.map(\.description) == ["Logger", "Audit", "Logger", "Logger"])
+    #expect(error.cycle?.map(\.description) == ["Logger", "Logger"])
+    #expect(session.validationReport().problems.map { $0.path.map(\.description) } == [["Logger", "Logger"]])
+  }
 }

@@ -217,7 +217,7 @@ import Testing
         let matches = report.problems.contains { problem in
           guard Self.group(problem.code) == Self.group(error.code) else { return false }
           if error.code == .cycle {
-            let cycle = error.path.drop { $0 != error.key }
+            let cycle = error.cycle ?? []
             return Set(problem.path) == Set(cycle)
           }
           guard problem.key == error.key else { return false }

@@ -172,10 +172,11 @@ public struct ResolutionError: Error, CustomStringConvertible {
   /// How to fix it, when Strata can tell.
   public var hint: String? { ErrorMessages.hint(for: self) }
 
-  /// For a ``Code/cycle``: the services that form the cycle, starting and ending with the same one.
+  /// For a ``Code/cycle``: the services that form the cycle, starting and ending with the same one
+  /// (from where the path met the closing service last before).
   public var cycle: [ServiceKey]? {
     let path = trimmedPath
-    guard code == .cycle, let last = path.last, let first = path.dropLast().firstIndex(of: last)
+    guard code == .cycle, let last = path.last, let first = path.dropLast().lastIndex(of: last)
     else { return nil }
     return Array(path[first...])
   }
