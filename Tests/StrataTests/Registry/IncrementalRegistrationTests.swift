@@ -30,9 +30,11 @@ private var isSanitized: Bool {
     }
     let growth = residentBytes() - before
     // Keeping a full snapshot per batch took ~40 MiB for 1,200 such batches and grows with the
-    // square; what remains is a few MiB (parallel tests add noise, hence the margin).
+    // square (~250 MiB for these 3,000); what remains is a few MiB. Resident memory is the whole
+    // process's, and the suites running beside this one allocate too (they added 52 MiB once), hence
+    // the margin, still half of what a snapshot per batch would take.
     if !isSanitized {
-      #expect(growth < 48 * 1024 * 1024, "resident memory grew by \(growth / 1024 / 1024) MiB")
+      #expect(growth < 128 * 1024 * 1024, "resident memory grew by \(growth / 1024 / 1024) MiB")
     }
     for index in stride(from: 0, to: 3_000, by: 7) {
       #expect(try container.resolve(Widget.self, name: index).id == index)
