@@ -44,7 +44,8 @@ enum ValidationText {
       let tag = service.lifetime.scopeTag.map(\.description) ?? "matching"
       return "resolve it only inside a \(tag) scope, or change its lifetime"
     case .duplicate:
-      return "keep one of them, or declare the later one an override (`.overriding()`)"
+      return "keep one of them, or declare the later one an override: `.overriding()` on its "
+        + "registration, or install `base.overridden(by: replacement)`"
     }
   }
 
