@@ -3,14 +3,39 @@ import Strata
 import Synchronization
 import Testing
 
-/// A request's rollback: a held one waits until `release` is raised (at most 60 s), the others end
-/// at once. Counts the held rollbacks that ended.
+/// Holds suspended tasks until it opens, without polling: 500 held rollbacks waking every
+/// millisecond would crowd the cooperative pool that every other suite runs on.
+private final class AsyncGate: Sendable {
+  private let state = Locked<(isOpen: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+  func wait() async {
+    await withCheckedContinuation { continuation in
+      let isOpen = state.withLock { state in
+        if !state.isOpen { state.waiting.append(continuation) }
+        return state.isOpen
+      }
+      if isOpen { continuation.resume() }
+    }
+  }
+
+  func open() {
+    let waiting = state.withLock { state in
+      state.isOpen = true
+      defer { state.waiting = [] }
+      return state.waiting
+    }
+    for continuation in waiting { continuation.resume() }
+  }
+}
+
+/// A request's rollback: a held one waits until `release` opens, the others end at once. Counts
+/// the held rollbacks that ended.
 private final class HeldRollback: AsyncDisposable, Sendable {
   let isHeld: Bool
-  private let release: Flag
+  private let release: AsyncGate
   private let heldEnded: Counter
 
-  init(isHeld: Bool, release: Flag, heldEnded: Counter) {
+  init(isHeld: Bool, release: AsyncGate, heldEnded: Counter) {
     self.isHeld = isHeld
     self.release = release
     self.heldEnded = heldEnded
@@ -18,10 +43,7 @@ private final class HeldRollback: AsyncDisposable, Sendable {
 
   func dispose() async throws {
     guard isHeld else { return }
-    let deadline = ContinuousClock.now + .seconds(60)
-    while !release.isRaised, ContinuousClock.now < deadline {
-      try? await Task.sleep(for: .milliseconds(1))
-    }
+    await release.wait()
     heldEnded.increment()
   }
 }
@@ -47,7 +69,16 @@ private final class SessionConnection: Disposable, Sendable {
 /// every one still running, and only then close what the rollbacks need.
 @Suite struct ManyLeftBehindTests {
   @Test func aSessionWaitsForEveryRunningRollbackAmongManyFinishedOnes() async throws {
-    let release = Flag()
+    // The older half of the held rollbacks waits for `releaseOlder`, the newer half for
+    // `releaseNewer`: the newer end first, so that a close waiting only for the newest tasks (the
+    // list's tail) would close the connection while the older ones still run.
+    let releaseOlder = AsyncGate()
+    let releaseNewer = AsyncGate()
+    // Opened on every way out, so that no rollback is left waiting.
+    defer {
+      releaseNewer.open()
+      releaseOlder.open()
+    }
     let heldEnded = Counter()
     let made = Counter()
     let container = try Container { registry in
@@ -56,7 +87,10 @@ private final class SessionConnection: Disposable, Sendable {
       }
       registry.register(HeldRollback.self, lifetime: .scoped(.request)) { _ in
         // Every third rollback is held; the others end while later requests are handed over.
-        HeldRollback(isHeld: made.increment() % 3 == 0, release: release, heldEnded: heldEnded)
+        let number = made.increment()
+        return HeldRollback(
+          isHeld: number % 3 == 0, release: number <= 750 ? releaseOlder : releaseNewer,
+          heldEnded: heldEnded)
       }
     }
     let session = try container.makeScope(.session)
@@ -73,7 +107,10 @@ private final class SessionConnection: Disposable, Sendable {
     let closing = Task { try await session.close() }
     try await Task.sleep(for: .milliseconds(50))
     #expect(connection.heldRollbacksEndedBeforeClose == -1, "the connection closed under running rollbacks")
-    release.raise()
+    releaseNewer.open()
+    try await Task.sleep(for: .milliseconds(50))
+    #expect(connection.heldRollbacksEndedBeforeClose == -1, "the connection closed under older rollbacks")
+    releaseOlder.open()
     try await closing.value
 
     #expect(held == 500)
