@@ -57,7 +57,7 @@ private func makeContainer(made: Counter, connections: Collector<WeakBox<SlowCon
     let container = try makeContainer(made: made, connections: connections)
     var failures: [String] = []
     // Fewer rounds under ThreadSanitizer, which the full run shares with every other suite.
-    for round in 0..<(Sanitizers.threadSanitizerIsActive ? 8 : 24) {
+    for round in 0..<(Sanitizers.threadSanitizerIsActive ? 3 : 24) {
       let request = try container.makeScope(.request)
       let repository = try request.resolve(Repository.self)
       let seen = Collector<ObjectIdentifier>()

@@ -18,7 +18,7 @@ import Testing
   static let requestsPerSession = 24
   /// Fewer rounds under ThreadSanitizer: the full run starts every suite at once on a 2-core
   /// machine, and suites whose background tasks wait a bounded time must still get the pool.
-  static func rounds(_ count: Int) -> Int { Sanitizers.threadSanitizerIsActive ? max(2, count / 3) : count }
+  static func rounds(_ count: Int) -> Int { Sanitizers.threadSanitizerIsActive ? 2 : count }
 
   /// Sessions close once their requests ended; the container closes last.
   @Test(.timeLimit(.minutes(3)))

@@ -198,7 +198,7 @@ func onThread<Value: Sendable>(
 
 /// Waits (polling, bounded by `timeout`) until `condition` holds; returns whether it did.
 func eventually(
-  timeout: Duration = .seconds(30), _ condition: @Sendable () -> Bool
+  timeout: Duration = .seconds(90), _ condition: @Sendable () -> Bool
 ) async -> Bool {
   let deadline = ContinuousClock.now + timeout
   while !condition() {
