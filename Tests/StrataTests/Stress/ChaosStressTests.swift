@@ -24,7 +24,7 @@ import Testing
     let seed = StressSeed.master()
     let replay = StressSeed.replay(seed, filter: "ChaosStressTests")
     let ledger = StressLedger()
-    let watchdog = StressWatchdog(seconds: 160, "the chaos run did not finish; \(replay)")
+    let watchdog = StressWatchdog(seconds: 400, "the chaos run did not finish; \(replay)")
     defer { watchdog.disarm() }
 
     let outcome = await Self.run(seed: seed, ledger: ledger)

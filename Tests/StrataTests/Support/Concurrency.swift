@@ -120,9 +120,9 @@ func runOnThreads(
     }
     thread.start()
   }
-  let deadline = ContinuousClock.now + timeout
+  var deadline = PatientDeadline(timeout)
   while finished.value < count {
-    if ContinuousClock.now >= deadline { return false }
+    if deadline.hasPassed() { return false }
     try? await Task.sleep(for: .milliseconds(1))
   }
   return true
@@ -188,22 +188,49 @@ func onThread<Value: Sendable>(
   }
   thread.stackSize = stackSize
   thread.start()
-  let deadline = ContinuousClock.now + .seconds(60)
+  var deadline = PatientDeadline(.seconds(60))
   while !finished.isRaised {
-    if ContinuousClock.now >= deadline { return nil }
+    if deadline.hasPassed() { return nil }
     try? await Task.sleep(for: .milliseconds(2))
   }
   return result.value
 }
 
-/// Waits (polling, bounded by `timeout`) until `condition` holds; returns whether it did.
+/// Waits (polling, bounded by `timeout`; see ``PatientDeadline``) until `condition` holds;
+/// returns whether it did.
 func eventually(
   timeout: Duration = .seconds(90), _ condition: @Sendable () -> Bool
 ) async -> Bool {
-  let deadline = ContinuousClock.now + timeout
+  var deadline = PatientDeadline(timeout)
   while !condition() {
-    if ContinuousClock.now >= deadline { return false }
+    if deadline.hasPassed() { return condition() }
     try? await Task.sleep(for: .milliseconds(1))
   }
   return true
+}
+
+/// A time-out for a task that polls for something other tasks (or threads) do, which does not
+/// expire while the task pool is too busy to let the poller run.
+///
+/// The test run starts every test at once, and on a 2-core machine the pool has two threads: a
+/// task waiting for a background disposal may get a turn only every few hundred milliseconds,
+/// and so does the disposal. A plain deadline then expires although nothing hangs (a clean-clone
+/// CI run failed so under ThreadSanitizer). This one passes only once `timeout` has passed *and*
+/// the poller has had at least `polls` turns: every turn of the poller is a turn of the pool's
+/// queue, in which work queued before it ran too. On an idle machine the polls take about
+/// `polls` milliseconds, so `timeout` is what bounds a real hang.
+struct PatientDeadline {
+  private let end: ContinuousClock.Instant
+  private var pollsLeft: Int
+
+  init(_ timeout: Duration, polls: Int = 2_000) {
+    end = ContinuousClock.now + timeout
+    pollsLeft = polls
+  }
+
+  /// Counts a poll; whether the time-out has passed and the poller had its turns.
+  mutating func hasPassed() -> Bool {
+    pollsLeft -= 1
+    return pollsLeft <= 0 && ContinuousClock.now >= end
+  }
 }
