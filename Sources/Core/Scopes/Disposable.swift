@@ -1,7 +1,8 @@
 /// A service that releases resources when the scope owning it closes.
 ///
 /// ```swift
-/// final class Connection: Disposable {
+/// final class Connection: Disposable, Sendable {
+///   static func open() throws -> Connection { … }
 ///   func dispose() throws { try socket.close() }
 /// }
 /// registry.register(Connection.self, lifetime: .scoped(.request)) { _ in try Connection.open() }
