@@ -125,6 +125,8 @@ extension RegistrationHandle {
   /// override that replaces nothing too).
   ///
   /// ```swift
+  /// import StrataModules
+  ///
   /// struct TestClockModule: Module {
   ///   func register(in registry: Registrar) {
   ///     registry.register(Clock.self, lifetime: .singleton) { _ in FixedClock() }.overriding()
