@@ -96,11 +96,15 @@ public struct Injected<Value> {
 /// The projected value of an ``Injected`` property: throwing access to its instance.
 ///
 /// ```swift
-/// do {
-///   let repository = try $repository.resolve()
-///   try repository.save(profile)
-/// } catch {
-///   logger.error("\(error)")   // a ResolutionError names the key, the path and a hint
+/// extension ProfileController {
+///   func save(_ profile: Profile) {
+///     do {
+///       let repository = try $repository.resolve()
+///       try repository.save(profile)
+///     } catch {
+///       logger.error("\(error)")   // a ResolutionError names the key, the path and a hint
+///     }
+///   }
 /// }
 /// ```
 public struct Injection<Value> {

@@ -5,9 +5,9 @@
 ///
 /// ```swift
 /// extension ScopeTag {
-///   static let tenant = ScopeTag("tenant")
+///   static let batch = ScopeTag("batch")
 /// }
-/// let scope = try container.makeScope(.tenant)
+/// let scope = try container.makeScope(.batch)
 /// ```
 public struct ScopeTag: Hashable, Sendable, CustomStringConvertible {
   /// A number unique to the name in this process, so that comparing tags compares integers.
