@@ -1,36 +1,71 @@
 #!/usr/bin/env python3
-"""Extracts the ```swift blocks of the documentation for .ci/doc-snippets.
+"""Extracts and type-checks the ```swift blocks of the documentation for .ci/doc-snippets.
 
-Usage: doc-snippets.py <output-dir> <markdown file>...
+Usage: doc-snippets.py <output-dir> <compiler command>...
 
-Every ```swift block must follow a marker on the line just before it, an HTML comment that
-GitHub and DocC do not show. It lists the preludes (Tests/DocSnippets/<Name>.swift) that declare
-the placeholders the block assumes, and options:
+Checks two kinds of examples, each as a Swift file in the output directory with `#sourceLocation`
+directives that map every line back to its markdown, Swift source or prelude file:
 
-  <!-- snippet -->                      self-contained: checked after `import Strata` alone
-  <!-- snippet: Server, Users -->       checked after Server.swift and Users.swift
-  <!-- snippet: Users, in: registry --> the block is the body of `Container { registry in … }`
-  <!-- snippet: Users, as: setup -->    names the block, so that a later block of the same file
-  <!-- snippet: Logging, after: setup --> is checked after it (and its preludes), in one file
-  <!-- snippet: expect: warning -->     must compile with the warning that the block shows in a
-                                        `// warning: <text>` comment (otherwise no warning)
-  <!-- snippet: skip (reason) -->       not checked; listed with its reason
+1. The ```swift blocks of README.md and the DocC articles (Sources/*/Documentation.docc/*.md).
+   Every one must follow a marker on the line just before it, an HTML comment that GitHub and
+   DocC do not show. It lists the preludes (Tests/DocSnippets/<Name>.swift) that declare the
+   placeholders the block assumes, and options:
 
-Writes one Swift file per checked block into the output directory, with `#sourceLocation`
-directives that map every line back to its markdown or prelude file, and prints one line per
-block: `check <swift file> <markdown>:<line> clean` (or `… warning <text>`), or
-`skip <markdown>:<line> <reason>`. A block without a valid marker is an error that names its
-file and line (exit status 1).
+     <!-- snippet -->                      self-contained: checked after `import Strata` alone
+     <!-- snippet: Server, Users -->       checked after Server.swift and Users.swift
+     <!-- snippet: Users, in: registry --> the block is the body of `Container { registry in … }`
+     <!-- snippet: Users, as: setup -->    names the block, so that a later block of the same file
+     <!-- snippet: Logging, after: setup --> is checked after it (and its preludes), in one file
+     <!-- snippet: expect: warning -->     must compile with the warning that the block shows in a
+                                           `// warning: <text>` comment (otherwise no warning)
+     <!-- snippet: skip (reason) -->       not checked; listed with its reason
+
+   Each block is checked on its own, in script mode.
+
+2. The ```swift (or untagged ```) blocks of the `///` documentation comments of Sources/**/*.swift,
+   without markers. All the blocks of one source file are checked in one file (library mode),
+   each as the body of its own function, after the doc-comment preludes of its module
+   (DOC_COMMENT_PRELUDES): placeholders such as `container`, `registry`, `resolver`, `Logger`.
+   A type the block declares shadows the prelude's. Conventions: `{ … }` is elided code (checked
+   as `{ fatalError() }`); an `extension` or `protocol` at the start of a line is moved out of the
+   function; a block that shows a `// warning: <text>` comment must compile with that warning;
+   the unused-value warnings that the wrapping function causes are ignored. A block that cannot
+   be checked is listed by `<file>:<line of its fence>` with a reason in EXCEPTIONS; an entry
+   there that matches no block is an error.
+
+Prints `ok`, `FAIL` (with the diagnostics) or `skip` per block, and exits with status 1 if a
+block fails or a marker or exception is invalid; those name their file and line.
 """
 
+import concurrent.futures
+import glob
 import os
 import re
+import subprocess
 import sys
 
 PRELUDE_DIR = "Tests/DocSnippets"
+EXCEPTIONS = ".ci/doc-snippets-exceptions"
+MARKDOWN = ["README.md", "Sources/*/Documentation.docc/*.md"]
+# The preludes of the doc-comment examples of each target's directory, in order.
+DOC_COMMENT_PRELUDES = {
+    "Sources/Core/": ["DocComments", "DocCommentsCore"],
+    "Sources/Modules/": ["DocComments", "DocCommentsModules"],
+    "Sources/Testing/": ["DocComments", "DocCommentsTesting"],
+}
+PARALLEL = 2
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^`\s]*)")
 MARKER = re.compile(r"^\s*<!--\s*snippet(?::\s*(.*?))?\s*-->\s*$")
 SHOWN_WARNING = re.compile(r"^\s*// warning: (.+?)\s*$")
+DOC_LINE = re.compile(r"^\s*///(.*)$")
+ELIDED = re.compile(r"\{\s*…\s*\}")
+HOISTED = re.compile(r"^(extension|protocol|import)\b")
+DIAGNOSTIC = re.compile(r"^(.+?):(\d+):(\d+): (error|warning|note): (.*)$")
+# Warnings caused by checking a block as a function body rather than as top-level code.
+WRAPPING_WARNING = re.compile(
+    r"^(initialization of (immutable value|variable) '[^']*' was never used"
+    r"|immutable value '[^']*' was never used|variable '[^']*' was never (mutated|used))"
+)
 WRAPPERS = {
     "registry": ("let _ = try Container { registry in", "}"),
 }
@@ -40,10 +75,8 @@ class MarkerError(Exception):
     pass
 
 
-def blocks(path):
-    """Yields (line of the fence, the line before it, code lines) for each ```swift block."""
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
+def code_blocks(lines, languages):
+    """Yields (index of the fence, language, code lines) for each fenced block of `languages`."""
     i = 0
     while i < len(lines):
         match = FENCE.match(lines[i])
@@ -64,9 +97,8 @@ def blocks(path):
             code.append(line[strip:])
             i += 1
         i += 1
-        if language.lower() == "swift":
-            marker = lines[start - 1] if start > 0 else ""
-            yield start + 1, marker, code
+        if language.lower() in languages:
+            yield start, language, code
 
 
 def parse_marker(text):
@@ -104,19 +136,56 @@ def location(path, line):
     return [f'#sourceLocation(file: "{path}", line: {line})']
 
 
-def main():
-    outdir, paths = sys.argv[1], sys.argv[2:]
-    errors = 0
-    count = 0
-    used = set()
+def shown_warning(code):
+    """The warning a block shows in a `// warning: <text>` comment (`…` ends a shortened one)."""
+    shown = [m.group(1) for m in map(SHOWN_WARNING.match, code) if m]
+    return shown[0].rstrip("…").rstrip() if shown else None
+
+
+def read_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read().split("\n")
+
+
+def prelude_text(preludes):
+    text = []
+    for prelude in preludes:
+        prelude_path = os.path.join(PRELUDE_DIR, prelude + ".swift")
+        text += location(prelude_path, 1) + read_lines(prelude_path)
+        text[-1:] = ["#sourceLocation()"] if text[-1] == "" else [text[-1], "#sourceLocation()"]
+    return text
+
+
+class Block:
+    """One example: where it is, the lines it spans there, and the warning it must show."""
+
+    def __init__(self, path, line, first, last, warning):
+        self.where = f"{path}:{line}"
+        self.path, self.first, self.last, self.warning = path, first, last, warning
+        self.problems, self.notes = [], []
+        self.warned = False
+
+
+class Job:
+    """One Swift file to type-check, holding one or more blocks."""
+
+    def __init__(self, name, blocks, flags, wrapped):
+        self.name, self.blocks, self.flags, self.wrapped = name, blocks, flags, wrapped
+
+
+def markdown_jobs(outdir, paths, used, counter):
+    """The jobs of the markdown files' blocks; prints skips and marker errors."""
+    jobs, errors = [], 0
     for path in paths:
         named = {}  # `as:` name -> (preludes, code with locations)
-        for line, marker, code in blocks(path):
+        lines = read_lines(path)
+        for start, _, code in code_blocks(lines, ("swift",)):
+            line = start + 1
             where = f"{path}:{line}"
             try:
-                parsed, extra = parse_marker(marker)
+                parsed, extra = parse_marker(lines[start - 1] if start > 0 else "")
                 if parsed is None:
-                    print(f"skip {where} {extra}")
+                    print(f"skip {where}: {extra}")
                     continue
                 preludes, options = parsed, extra
                 body = []
@@ -136,35 +205,201 @@ def main():
                     if options["as"] in named:
                         raise MarkerError(f"`as: {options['as']}` names an earlier block of {path} too")
                     named[options["as"]] = (preludes, body)
-                expectation = "clean"
+                warning = None
                 if "expect" in options:
-                    # The block shows the warning in a comment: `// warning: <its first words>`.
-                    shown = [m.group(1) for m in map(SHOWN_WARNING.match, code) if m]
-                    if not shown:
+                    warning = shown_warning(code)
+                    if not warning:
                         raise MarkerError("with `expect: warning` must show it: `// warning: <text>`")
-                    expectation = "warning " + shown[0]
             except MarkerError as error:
                 print(f"{where}: error: ```swift block {error}", file=sys.stderr)
                 errors += 1
                 continue
             used.update(preludes)
             text = [f"// {where}, generated by .ci/doc-snippets", "import Strata"]
-            for prelude in preludes:
-                prelude_path = os.path.join(PRELUDE_DIR, prelude + ".swift")
-                with open(prelude_path, encoding="utf-8") as f:
-                    text += location(prelude_path, 1) + f.read().rstrip("\n").split("\n")
-                text.append("#sourceLocation()")
-            text += body
-            count += 1
-            name = os.path.join(outdir, f"{count:03d}-{os.path.basename(path)[:-3]}-{line}.swift")
-            with open(name, "w", encoding="utf-8") as f:
-                f.write("\n".join(text) + "\n")
-            print(f"check {name} {where} {expectation}")
+            text += prelude_text(preludes) + body
+            name = write(outdir, counter, path, line, text)
+            # A block checked after an earlier one answers for the earlier one's lines too.
+            jobs.append(Job(name, [Block(path, line, 1, len(lines), warning)], [], False))
+    return jobs, errors
+
+
+def doc_comment_blocks(path):
+    """Yields (line of the fence, code lines) for each Swift block of the `///` comments of a file."""
+    lines = read_lines(path)
+    i = 0
+    while i < len(lines):
+        if not DOC_LINE.match(lines[i]):
+            i += 1
+            continue
+        start = i
+        while i < len(lines) and DOC_LINE.match(lines[i]):
+            i += 1
+        comment = [DOC_LINE.match(line).group(1) for line in lines[start:i]]
+        comment = [text[1:] if text.startswith(" ") else text for text in comment]
+        # Xcode shows a block without a language as Swift, so it is checked as Swift too.
+        for fence, _, code in code_blocks(comment, ("swift", "")):
+            if fence + 1 + len(code) >= len(comment):
+                raise MarkerError(f"{path}:{start + fence + 1}: error: ```swift block is not closed")
+            yield start + fence + 1, code
+
+
+def read_exceptions():
+    """`<file>:<line>` -> (reason, line of the exceptions file)."""
+    exceptions = {}
+    for number, text in enumerate(read_lines(EXCEPTIONS), 1):
+        text = text.strip()
+        if not text or text.startswith("#"):
+            continue
+        match = re.fullmatch(r"(Sources/\S+\.swift:\d+)\s+(\S.*)", text)
+        if not match or match.group(1) in exceptions:
+            print(f"{EXCEPTIONS}:{number}: error: not `<file>:<line> <reason>`, or repeated", file=sys.stderr)
+            raise SystemExit(1)
+        exceptions[match.group(1)] = (match.group(2), number)
+    return exceptions
+
+
+def function_body(path, line, code):
+    """Splits a doc-comment block into top-level declarations and a function body (with locations)."""
+    top, body = [], []
+    i = 0
+    while i < len(code):
+        if HOISTED.match(code[i]):
+            first, depth = i, 0
+            while True:
+                depth += code[i].count("{") - code[i].count("}")
+                i += 1
+                if depth <= 0 or i == len(code):
+                    break
+            top += location(path, line + 1 + first) + code[first:i] + ["#sourceLocation()"]
+        else:
+            first = i
+            while i < len(code) and not HOISTED.match(code[i]):
+                i += 1
+            lines = [ELIDED.sub("{ fatalError() }", text) for text in code[first:i]]
+            body += location(path, line + 1 + first) + lines + ["#sourceLocation()"]
+    return top, body
+
+
+def doc_comment_jobs(outdir, paths, used, counter):
+    """The jobs of the doc-comment blocks (one per source file); prints exceptions and errors."""
+    jobs, errors = [], 0
+    exceptions = read_exceptions()
+    matched = set()
+    for path in paths:
+        directory = next((d for d in DOC_COMMENT_PRELUDES if path.startswith(d)), None)
+        try:
+            found = list(doc_comment_blocks(path))
+        except MarkerError as error:
+            print(error, file=sys.stderr)
+            errors += 1
+            continue
+        blocks, top, functions = [], [], []
+        for line, code in found:
+            where = f"{path}:{line}"
+            if where in exceptions:
+                matched.add(where)
+                print(f"skip {where}: {exceptions[where][0]}")
+                continue
+            if directory is None:
+                print(f"{where}: error: no doc-comment preludes for this directory (DOC_COMMENT_PRELUDES)",
+                      file=sys.stderr)
+                errors += 1
+                continue
+            hoisted, body = function_body(path, line, code)
+            effects = "async throws" if any(re.search(r"\bawait\b", text) for text in code) else "throws"
+            top += hoisted
+            functions += [f"func example{len(blocks) + 1}() {effects} {{"] + body + ["}"]
+            blocks.append(Block(path, line, line + 1, line + len(code), shown_warning(code)))
+        if blocks:
+            preludes = DOC_COMMENT_PRELUDES[directory]
+            used.update(preludes)
+            text = [f"// The doc-comment examples of {path}, generated by .ci/doc-snippets"]
+            text += prelude_text(preludes) + top + functions
+            name = write(outdir, counter, path, 0, text)
+            jobs.append(Job(name, blocks, ["-parse-as-library"], True))
+    for where, (reason, number) in sorted(exceptions.items()):
+        if where not in matched:
+            print(f"{EXCEPTIONS}:{number}: error: {where} is no ```swift block of a doc comment "
+                  "(moved? then update the line; gone? then remove the entry)", file=sys.stderr)
+            errors += 1
+    return jobs, errors
+
+
+def write(outdir, counter, path, line, text):
+    counter[0] += 1
+    base = os.path.basename(path).rsplit(".", 1)[0]
+    name = os.path.join(outdir, f"{counter[0]:03d}-{base}" + (f"-{line}" if line else "") + ".swift")
+    with open(name, "w", encoding="utf-8") as f:
+        f.write("\n".join(text) + "\n")
+    return name
+
+
+def run(job, command):
+    result = subprocess.run(command + job.flags + [job.name], capture_output=True, text=True)
+    return job, result.returncode, result.stdout + result.stderr
+
+
+def evaluate(job, status, output):
+    """Attributes each diagnostic to its block; returns the number of failed blocks."""
+    stray = []
+    for text in output.split("\n"):
+        match = DIAGNOSTIC.match(text)
+        if not match:
+            continue
+        path, line, kind, message = match.group(1), int(match.group(2)), match.group(4), match.group(5)
+        block = next((b for b in job.blocks if b.path == path and b.first <= line <= b.last), None)
+        if kind == "warning" and job.wrapped and WRAPPING_WARNING.match(message):
+            continue
+        if kind == "note":
+            if block is not None:
+                block.notes.append(text)
+        elif block is None:
+            stray.append(text)
+        elif kind == "warning" and block.warning and message.startswith(block.warning):
+            block.warned = True
+        else:
+            block.problems.append(text)
+    failures = 0
+    for block in job.blocks:
+        if block.problems:
+            print(f"FAIL {block.where} ({job.name}):")
+            print("\n".join(block.problems + block.notes))
+        elif block.warning and not block.warned:
+            print(f"FAIL {block.where} compiles without the warning it shows: warning: {block.warning}")
+            block.problems.append("warning missing")
+        else:
+            print(f"ok   {block.where}" + (f" warns: {block.warning}" if block.warning else ""))
+        failures += bool(block.problems)
+    if stray or (status != 0 and not failures):
+        print(f"FAIL {job.name} (status {status}), outside the blocks:")
+        print(output.rstrip() if not stray else "\n".join(stray))
+        failures += 1 if failures == 0 else 0
+    return failures
+
+
+def main():
+    outdir, command = sys.argv[1], sys.argv[2:]
+    used, counter = set(), [0]
+    markdown = [p for pattern in MARKDOWN for p in sorted(glob.glob(pattern))]
+    sources = sorted(glob.glob("Sources/**/*.swift", recursive=True))
+    jobs, errors = markdown_jobs(outdir, markdown, used, counter)
+    more, more_errors = doc_comment_jobs(outdir, sources, used, counter)
+    jobs, errors = jobs + more, errors + more_errors
     unused = sorted(set(os.listdir(PRELUDE_DIR)) - {name + ".swift" for name in used})
     for name in unused:
         print(f"{PRELUDE_DIR}/{name}: error: no block uses this prelude", file=sys.stderr)
         errors += 1
+    failures = 0
+    with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
+        for job, status, output in pool.map(lambda job: run(job, command), jobs):
+            failures += evaluate(job, status, output)
+    checked = sum(len(job.blocks) for job in jobs)
+    print(f"{checked} block(s) checked in {len(jobs)} file(s)")
+    if failures:
+        print(f"{failures} documentation example(s) failed to type-check", file=sys.stderr)
     if errors:
+        print("invalid snippet markers, exceptions or preludes (see above)", file=sys.stderr)
+    if failures or errors:
         sys.exit(1)
 
 

@@ -1,0 +1,3 @@
+// The placeholders of the examples in the `///` comments of Sources/Testing (after DocComments).
+
+import StrataTesting
