@@ -22,16 +22,17 @@ directives that map every line back to its markdown, Swift source or prelude fil
 
    Each block is checked on its own, in script mode.
 
-2. The ```swift (or untagged ```) blocks of the `///` documentation comments of Sources/**/*.swift,
-   without markers. All the blocks of one source file are checked in one file (library mode),
-   each as the body of its own function, after the doc-comment preludes of its module
+2. The ```swift (or untagged ```) blocks of the `///` comments of Sources/**/*.swift, without
+   markers (an indented code block there is an error: it would escape the check). All the blocks
+   of one source file are checked in one file (library mode), each as the body of its own
+   function (`async` if it awaits), after the doc-comment preludes of its module
    (DOC_COMMENT_PRELUDES): placeholders such as `container`, `registry`, `resolver`, `Logger`.
    A type the block declares shadows the prelude's. Conventions: `{ … }` is elided code (checked
-   as `{ fatalError() }`); an `extension` or `protocol` at the start of a line is moved out of the
-   function; a block that shows a `// warning: <text>` comment must compile with that warning;
-   the unused-value warnings that the wrapping function causes are ignored. A block that cannot
-   be checked is listed by `<file>:<line of its fence>` with a reason in EXCEPTIONS; an entry
-   there that matches no block is an error.
+   as `{ fatalError() }`); an `extension`, `protocol` or `import` at the start of a line is moved
+   out of the function; a block that shows a `// warning: <text>` comment must compile with that
+   warning; the unused-value warnings that the wrapping function causes are ignored. A block that
+   cannot be checked is listed by `<file>:<line of its fence>` with a reason in EXCEPTIONS; an
+   entry there that matches no block is an error.
 
 Prints `ok`, `FAIL` (with the diagnostics) or `skip` per block, and exits with status 1 if a
 block fails or a marker or exception is invalid; those name their file and line.
@@ -223,8 +224,9 @@ def markdown_jobs(outdir, paths, used, counter):
     return jobs, errors
 
 
-def doc_comment_blocks(path):
-    """Yields (line of the fence, code lines) for each Swift block of the `///` comments of a file."""
+def doc_comment_blocks(path, problems):
+    """Yields (line of the fence, code lines) for each Swift block of the `///` comments of a file;
+    appends what is wrong with the comments to `problems`."""
     lines = read_lines(path)
     i = 0
     while i < len(lines):
@@ -236,11 +238,31 @@ def doc_comment_blocks(path):
             i += 1
         comment = [DOC_LINE.match(line).group(1) for line in lines[start:i]]
         comment = [text[1:] if text.startswith(" ") else text for text in comment]
-        # Xcode shows a block without a language as Swift, so it is checked as Swift too.
+        problems += indented_code_blocks(path, start, comment)
+        # A block without a language is checked too, so that no example escapes by omitting it.
         for fence, _, code in code_blocks(comment, ("swift", "")):
             if fence + 1 + len(code) >= len(comment):
-                raise MarkerError(f"{path}:{start + fence + 1}: error: ```swift block is not closed")
+                problems.append(f"{path}:{start + fence + 1}: error: ```swift block is not closed")
+                continue
             yield start + fence + 1, code
+
+
+def indented_code_blocks(path, start, comment):
+    """Code blocks indented by four spaces after a paragraph, as errors: they would not be checked."""
+    fence, errors = None, []
+    for i, text in enumerate(comment):
+        match = FENCE.match(text)
+        if fence is None and match:
+            fence = match.group(2)
+        elif fence is not None:
+            if text.strip().startswith(fence) and set(text.strip()) == {fence[0]}:
+                fence = None
+        elif i >= 2 and not comment[i - 1].strip() and text.startswith("    ") and text.strip():
+            previous = next((line for line in reversed(comment[: i - 1]) if line.strip()), "")
+            if previous == previous.lstrip() and not re.match(r"([-*+]|\d+\.)\s", previous):
+                errors.append(f"{path}:{start + i + 1}: error: an indented code block is not "
+                              "checked; fence it: ```swift … ```")
+    return errors
 
 
 def read_exceptions():
@@ -258,6 +280,10 @@ def read_exceptions():
     return exceptions
 
 
+def elide(code):
+    return [ELIDED.sub("{ fatalError() }", text) for text in code]
+
+
 def function_body(path, line, code):
     """Splits a doc-comment block into top-level declarations and a function body (with locations)."""
     top, body = [], []
@@ -270,13 +296,12 @@ def function_body(path, line, code):
                 i += 1
                 if depth <= 0 or i == len(code):
                     break
-            top += location(path, line + 1 + first) + code[first:i] + ["#sourceLocation()"]
+            top += location(path, line + 1 + first) + elide(code[first:i]) + ["#sourceLocation()"]
         else:
             first = i
             while i < len(code) and not HOISTED.match(code[i]):
                 i += 1
-            lines = [ELIDED.sub("{ fatalError() }", text) for text in code[first:i]]
-            body += location(path, line + 1 + first) + lines + ["#sourceLocation()"]
+            body += location(path, line + 1 + first) + elide(code[first:i]) + ["#sourceLocation()"]
     return top, body
 
 
@@ -287,12 +312,11 @@ def doc_comment_jobs(outdir, paths, used, counter):
     matched = set()
     for path in paths:
         directory = next((d for d in DOC_COMMENT_PRELUDES if path.startswith(d)), None)
-        try:
-            found = list(doc_comment_blocks(path))
-        except MarkerError as error:
-            print(error, file=sys.stderr)
-            errors += 1
-            continue
+        problems = []
+        found = list(doc_comment_blocks(path, problems))
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        errors += len(problems)
         blocks, top, functions = [], [], []
         for line, code in found:
             where = f"{path}:{line}"
