@@ -266,18 +266,28 @@ def indented_code_blocks(path, start, comment):
 
 
 def read_exceptions():
-    """`<file>:<line>` -> (reason, line of the exceptions file)."""
+    """(`<file>`, first code line) -> (reason, line of the exceptions file).
+
+    An entry is two lines, `<file>: <reason>` and `> <the block's first line of code>`: it names
+    its block by that code, not by a line number, so that an edit elsewhere in the file does not
+    move it."""
     exceptions = {}
-    for number, text in enumerate(read_lines(EXCEPTIONS), 1):
-        text = text.strip()
-        if not text or text.startswith("#"):
-            continue
-        match = re.fullmatch(r"(Sources/\S+\.swift:\d+)\s+(\S.*)", text)
-        if not match or match.group(1) in exceptions:
-            print(f"{EXCEPTIONS}:{number}: error: not `<file>:<line> <reason>`, or repeated", file=sys.stderr)
+    lines = [(number, text.strip()) for number, text in enumerate(read_lines(EXCEPTIONS), 1)]
+    lines = [(number, text) for number, text in lines if text and not text.startswith("#")]
+    for (number, head), (_, code) in zip(lines[::2], lines[1::2] + [(0, "")]):
+        match = re.fullmatch(r"(Sources/\S+\.swift):\s+(\S.*)", head)
+        key = (match.group(1), code[1:].strip()) if match and code.startswith(">") else None
+        if key is None or not key[1] or key in exceptions:
+            print(f"{EXCEPTIONS}:{number}: error: not `<file>: <reason>` followed by `> <first line of "
+                  "code>`, or repeated", file=sys.stderr)
             raise SystemExit(1)
-        exceptions[match.group(1)] = (match.group(2), number)
+        exceptions[key] = (match.group(2), number)
     return exceptions
+
+
+def first_code_line(code):
+    """The block's first non-blank line, trimmed: what an exception names it by."""
+    return next((text.strip() for text in code if text.strip()), "")
 
 
 def elide(code):
@@ -320,9 +330,10 @@ def doc_comment_jobs(outdir, paths, used, counter):
         blocks, top, functions = [], [], []
         for line, code in found:
             where = f"{path}:{line}"
-            if where in exceptions:
-                matched.add(where)
-                print(f"skip {where}: {exceptions[where][0]}")
+            named = (path, first_code_line(code))
+            if named in exceptions:
+                matched.add(named)
+                print(f"skip {where}: {exceptions[named][0]}")
                 continue
             if directory is None:
                 print(f"{where}: error: no doc-comment preludes for this directory (DOC_COMMENT_PRELUDES)",
@@ -341,10 +352,10 @@ def doc_comment_jobs(outdir, paths, used, counter):
             text += prelude_text(preludes) + top + functions
             name = write(outdir, counter, path, 0, text)
             jobs.append(Job(name, blocks, ["-parse-as-library"], True))
-    for where, (reason, number) in sorted(exceptions.items()):
-        if where not in matched:
-            print(f"{EXCEPTIONS}:{number}: error: {where} is no ```swift block of a doc comment "
-                  "(moved? then update the line; gone? then remove the entry)", file=sys.stderr)
+    for (path, first), (reason, number) in sorted(exceptions.items()):
+        if (path, first) not in matched:
+            print(f'{EXCEPTIONS}:{number}: error: no ```swift block of a doc comment in {path} starts '
+                  f'with "{first}" (changed? then update the entry; gone? then remove it)', file=sys.stderr)
             errors += 1
     return jobs, errors
 
