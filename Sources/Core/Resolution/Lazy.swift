@@ -28,7 +28,9 @@ import Synchronization
 /// ``ResolutionError/Code/scopeClosed``; a value it already resolved stays readable. Reading
 /// ``value`` from several threads at once resolves once. When a scope disposes both, the instance
 /// holding the `Lazy` is disposed before what the `Lazy` resolved for it, as if that had been
-/// made first, so its disposer can still use the value.
+/// made first, so its disposer can still use the value: what the `Lazy` makes, and what it finds
+/// made after the holder when the declared dependencies show the move is safe (see
+/// "Scopes and Lifetimes" for when they cannot).
 ///
 /// A `Lazy` read (a ``Provider`` called, an ``Injected`` property read) while the resolve of
 /// another one runs, in a factory it calls, is nested in it: at most 32 nest on one thread, and a
@@ -211,7 +213,8 @@ enum ResolutionNesting {
   }
 
   /// ``nest(_:_:)`` for a `Lazy`, `Provider` or `@Injected` made for `holder`'s instance in
-  /// `scope`: what it makes is filed for disposal below that instance (`Scope.file`), `scope` is
+  /// `scope`: what it makes is filed for disposal below that instance (`Scope.file`), what it
+  /// finds is moved there when the declared graph allows it, `scope` is
   /// the current one (``Scope/current``), and, where the holder's lifetime rules can forbid
   /// something, they apply to it as inside its factory (see `Scope.owningScope`). Without a
   /// holder (made outside any shared instance's factory), only the nesting is counted.
@@ -220,6 +223,18 @@ enum ResolutionNesting {
     _ key: ServiceKey, for holder: DeferredHolding, in scope: Scope, _ body: () throws -> Result
   ) throws -> Result {
     guard holder.identity != 0 else { return try nest(key, body) }
+    let result = try nestHeld(key, for: holder, in: scope, body)
+    // What it found rather than made was filed where the resolve that made it left it, maybe
+    // after the holder: moved below it if the declared graph allows (`Scope+FoundDependencies`).
+    scope.keepFoundDependencies(below: holder.identity, resolved: key)
+    return result
+  }
+
+  /// ``nest(_:for:in:_:)`` for a holder, with the holder's context set on this thread while
+  /// `body` runs.
+  private static func nestHeld<Result>(
+    _ key: ServiceKey, for holder: DeferredHolding, in scope: Scope, _ body: () throws -> Result
+  ) throws -> Result {
     // The holder's instance exists already, so what this resolve makes would be filed for
     // disposal after it; `Scope.file` files it below the holder instead.
     let outerHolder = ThreadContext.deferredHolder

@@ -43,6 +43,8 @@ struct DisposalStack: Sendable {
   ///
   /// For an instance that a `Lazy`, `Provider` or `@Injected` made for an instance filed earlier:
   /// its holder may use it until the holder's own disposer has run.
+  /// (What one finds, filed after the holder by the resolve that made it, is moved below the holder
+  /// with ``move(_:to:)``.)
   mutating func push(_ disposal: consuming Disposal, belowNewestOf holder: UInt) {
     guard count > 0, let position = newestPosition(of: holder) else { return push(disposal) }
     if disposal.isAsync { awaitsAnything = true }
@@ -64,6 +66,39 @@ struct DisposalStack: Sendable {
     return first?.registration == identity ? 0 : nil
   }
 
+  /// Whether a disposal was filed after the newest one of registration `holder`: only then can
+  /// a deferred resolve for `holder` have found an instance that must move below it.
+  func hasNewer(than holder: UInt) -> Bool {
+    guard count > 1, let position = newestPosition(of: holder) else { return false }
+    return position < count - 1
+  }
+
+  /// What a reorder plans from, oldest first: each disposal's registration, key and object.
+  var entries: [DisposalEntry] {
+    var entries: [DisposalEntry] = []
+    entries.reserveCapacity(count)
+    for disposal in [first].compactMap({ $0 }) + (later ?? []) {
+      entries.append(
+        DisposalEntry(
+          registration: disposal.registration, key: disposal.key, object: ObjectIdentifier(disposal.object)))
+    }
+    return entries
+  }
+
+  /// Moves the disposals at `moved` (positions counted from the oldest, ascending, each above
+  /// `position`) to `position`, in their order: the disposal that was there, and everything
+  /// after it that does not move, is then disposed before them. Moves, never drops or copies
+  /// one, so nothing is freed (the caller holds the scope's lock).
+  mutating func move(_ moved: [Int], to position: Int) {
+    guard let lowest = moved.first, position < lowest, let oldest = first.take() else { return }
+    var all = [oldest] + (later.take() ?? [])
+    var block: [Disposal] = []
+    for index in moved.reversed() { block.append(all.remove(at: index)) }
+    all.insert(contentsOf: block.reversed(), at: position)
+    first = all.removeFirst()
+    later = all
+  }
+
   /// Takes the newest disposal out; `nil` once the stack is empty. Moves it: no copy is made, so
   /// running a disposer costs no retain of the instance.
   mutating func popNewest() -> Disposal? {
@@ -79,6 +114,16 @@ struct DisposalStack: Sendable {
     while let newest = popNewest() { disposals.append(newest) }
     return disposals
   }
+}
+
+/// One filed disposal as a reorder sees it (see ``DisposalStack/entries``).
+struct DisposalEntry {
+  /// The ``AnyRegistration/identity`` of the registration that made the instance.
+  let registration: UInt
+  /// The key it was filed under: where its registration is looked for.
+  let key: ServiceKey
+  /// The instance (one object filed under two keys appears twice).
+  let object: ObjectIdentifier
 }
 
 extension Disposal {

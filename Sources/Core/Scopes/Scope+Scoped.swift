@@ -251,6 +251,8 @@ extension Scope {
     // dependency of that instance made after it, so disposed after it too.
     // (Only in the scope that resolve runs in: another scope it reaches may hold an instance of
     // the same registration, which this one is not a dependency of.)
+    // What such a resolve finds instead, made after the holder by another resolve, is moved
+    // below the holder once the resolve returns (`Scope+FoundDependencies.swift`).
     let deferred = ThreadContext.deferredHolder
     let holder = deferred.scope == UInt(bitPattern: ObjectIdentifier(self)) ? deferred.identity : 0
     withStateIfMade { _ in
