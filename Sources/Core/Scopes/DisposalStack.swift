@@ -73,6 +73,13 @@ struct DisposalStack: Sendable {
     return position < count - 1
   }
 
+  /// Whether a disposal of one of the registrations `needed` was filed after the newest one of
+  /// registration `holder`: what a reorder checks before it copies out the entries.
+  func hasNewer(than holder: UInt, amongst needed: Set<UInt>) -> Bool {
+    guard count > 1, let position = newestPosition(of: holder), let later else { return false }
+    return later[position...].contains { needed.contains($0.registration) }
+  }
+
   /// What a reorder plans from, oldest first: each disposal's registration, key and object.
   var entries: [DisposalEntry] {
     var entries: [DisposalEntry] = []

@@ -27,6 +27,7 @@ extension Scope {
     var graph = DeclaredDependencies(from: self)
     guard let needed = graph.reach(ofKey: key), !needed.contains(holder) else { return }
     withStateIfMade { _ in
+      guard guardedDisposals.hasNewer(than: holder, amongst: needed) else { return }
       let plan = FoundDependencyMove(holder: holder, needed: needed, entries: guardedDisposals.entries)
       guard let move = plan.make(with: &graph) else { return }
       guardedDisposals.move(move.moved, to: move.position)
