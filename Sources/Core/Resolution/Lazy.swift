@@ -223,18 +223,16 @@ enum ResolutionNesting {
     _ key: ServiceKey, for holder: DeferredHolding, in scope: Scope, _ body: () throws -> Result
   ) throws -> Result {
     guard holder.identity != 0 else { return try nest(key, body) }
-    let result = try nestHeld(key, for: holder, in: scope, body)
     // What it found rather than made was filed where the resolve that made it left it, maybe
     // after the holder: moved below it if the declared graph allows (`Scope+FoundDependencies`).
-    scope.keepFoundDependencies(below: holder.identity, resolved: key)
-    return result
-  }
-
-  /// ``nest(_:for:in:_:)`` for a holder, with the holder's context set on this thread while
-  /// `body` runs.
-  private static func nestHeld<Result>(
-    _ key: ServiceKey, for holder: DeferredHolding, in scope: Scope, _ body: () throws -> Result
-  ) throws -> Result {
+    // Also after a resolve that threw: whatever it found, such a move keeps the order valid. (A
+    // `defer`, run last: keeping the result in a local cost a generic copy of it per resolve.)
+    // A scope that never filed a disposal has nothing to move: one flag load, no call.
+    defer {
+      if scope.lifecycle.everTookSomething {
+        scope.keepFoundDependencies(below: holder.identity, resolved: key)
+      }
+    }
     // The holder's instance exists already, so what this resolve makes would be filed for
     // disposal after it; `Scope.file` files it below the holder instead.
     let outerHolder = ThreadContext.deferredHolder

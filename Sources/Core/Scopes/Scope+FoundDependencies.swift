@@ -18,8 +18,9 @@ extension Scope {
   /// disposal to move is built from one it would have to go below. Nothing moves either once
   /// this scope's close took its disposals: the close owns them and disposes them as filed.
   ///
-  /// Costs one flag load when the scope never filed a disposal, one pass under the lock when
-  /// nothing was filed after the holder, and a walk of the graph only when something was.
+  /// Costs one pass under the lock when nothing the value may use was filed after the holder,
+  /// and a walk of the graph only when something was filed after it; the caller skips the call
+  /// for a scope that never filed a disposal (one flag load).
   final func keepFoundDependencies(below holder: UInt, resolved key: ServiceKey) {
     guard lifecycle.everTookSomething else { return }
     guard withStateIfMade({ _ in guardedDisposals.hasNewer(than: holder) }) else { return }
