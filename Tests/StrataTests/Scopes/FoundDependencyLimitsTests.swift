@@ -35,8 +35,9 @@ final class LoopWork: Disposable, Sendable {
   }
 }
 
+/// Built from the work; holds it weakly, so that the cycle the work's `Lazy` closes frees.
 final class LoopPart: Disposable, Sendable {
-  let work: LoopWork
+  weak let work: LoopWork?
   let log: Collector<String>
   private let disposed = Atomic<Bool>(false)
   init(work: LoopWork, log: Collector<String>) {
