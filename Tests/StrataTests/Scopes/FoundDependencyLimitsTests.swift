@@ -147,6 +147,37 @@ final class LoopPart: Disposable, Sendable {
     #expect(log.elements == ["dispose part", "commit on disposed part"])
   }
 
+  @Test func twoHoldersReadingWhileAnotherResolveOpensTheConnectionBothCommitOnIt() async throws {
+    let log = Collector<String>()
+    let container = try foundContainer(log) { registry in
+      registry.register(LazyWork.self, name: Ordinal.second, lifetime: .scoped(.request), LazyWork.init)
+    }
+    for round in 0..<100 {
+      log.removeAll()
+      let request = try container.makeScope(.request)
+      let first = try request.resolve(LazyWork.self)
+      let second = try request.resolve(LazyWork.self, name: Ordinal.second)
+      let start = Barrier(parties: 3)
+      // Whichever comes first makes the connection; the others find it, before or after the
+      // holders, and the holders' reads move it under the lock in whatever order they come.
+      let finished = await runOnThreads(3) { index in
+        start.arriveAndWait()
+        switch index {
+        case 0: _ = try? first.connection.value
+        case 1: _ = try? second.connection.value
+        default: _ = try? request.resolve(FoundRepository.self)
+        }
+      }
+      #expect(finished)
+
+      try closeSynchronously(request)
+
+      #expect(
+        log.elements == ["commit on open connection", "commit on open connection", "dispose connection"],
+        "round \(round)")
+    }
+  }
+
   @Test func aDeferredResolveThatEndsWhileTheScopeClosesChangesNothingTheCloseTook() async throws {
     let log = Collector<String>()
     let insideFetch = Flag()
