@@ -24,7 +24,9 @@ extension Scope {
   final func keepFoundDependencies(below holder: UInt, resolved key: ServiceKey) {
     guard lifecycle.everTookSomething else { return }
     guard withStateIfMade({ _ in guardedDisposals.hasNewer(than: holder) }) else { return }
-    // The graph is read before taking the lock again: reading snapshots takes no lock.
+    // What the value may use is read before taking the lock again; the plan reads a little more
+    // of the graph under it. Either walk reads immutable snapshots, runs no user code and takes
+    // no scope's lock (only the process-wide cache of type facts, a leaf lock).
     var graph = DeclaredDependencies(from: self)
     guard let needed = graph.reach(ofKey: key), !needed.contains(holder) else { return }
     withStateIfMade { _ in
@@ -64,7 +66,9 @@ struct FoundDependencyMove {
     for index in moved {
       let entry = entries[index]
       movedRegistrations.insert(entry.registration)
-      // Unknown for a registration found elsewhere: then all the value may use, which holds it.
+      // Unknown for a copy filed by a registration that declared nothing (a closure factory
+      // returning the object another registration made): the object is one the value may use,
+      // so what the value may use stands for what it uses.
       uses.formUnion(
         graph.reach(of: entry.registration, key: entry.key, followingDeferred: true) ?? needed)
     }
