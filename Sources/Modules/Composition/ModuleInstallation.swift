@@ -33,7 +33,7 @@ enum ModuleInstallation {
 
   private static let lock = Lock()
   /// The last sequence number a ``PendingHook`` took.
-  fileprivate static let hookSequence = Atomic<Int>(0)
+  static let hookSequence = Atomic<Int>(0)
   /// The thread holding `lock`, or 0. Only the holder stores its own identifier, so a thread that
   /// reads its own has the lock.
   private static let owner = Atomic<UInt>(0)
@@ -138,37 +138,4 @@ extension Module {
       try self.loaded(in: scope)
     }
   }
-}
-
-/// A step's `loaded` hook, listed among its scope's installed module identities from the step's
-/// claim on (compared by identity), with whether it has run. An installation whose hook or eager
-/// singleton failed leaves the hooks after it unrun, for the next installation of those modules
-/// to run.
-final class PendingHook: Hashable, Sendable {
-  let step: ModuleInstallation.Step
-  /// Orders hooks left by different installations: load order within one, installation order
-  /// across them.
-  let sequence: Int
-  /// Whether the hook ran, or runs now.
-  private let running = Atomic<Bool>(false)
-
-  init(_ step: ModuleInstallation.Step) {
-    self.step = step
-    sequence = ModuleInstallation.hookSequence.add(1, ordering: .relaxed).newValue
-  }
-
-  /// Whether the hook ran, or runs now.
-  var hasRun: Bool { running.load(ordering: .acquiring) }
-
-  /// Marks the hook as running; `false` if it ran or runs already (another installation).
-  func claim() -> Bool {
-    running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-  }
-
-  /// Marks the hook as not run, after it threw.
-  func release() { running.store(false, ordering: .releasing) }
-
-  static func == (lhs: PendingHook, rhs: PendingHook) -> Bool { lhs === rhs }
-
-  func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

@@ -67,21 +67,26 @@ extension Scope {
     try run(hooks)
   }
 
-  /// Runs `hooks` in order, each unless it ran already or another installation runs it.
+  /// Runs `hooks` in order, each unless it ran already; one that another installation runs is
+  /// waited for, so that the hooks after it never run before it has (see `PendingHook`).
   private func run(_ hooks: [PendingHook]) throws {
     for hook in hooks {
-      guard claim(hook) else { continue }  // another installation runs it
+      // Once another installation has run it (waiting while it runs), or this thread runs it.
+      guard hook.claim() else { continue }
       do {
         try hook.step.module.loaded(in: self, skipping: hook.step.loadedBefore)
+        hook.finish(succeeded: true)
       } catch {
-        hook.release()
+        hook.finish(succeeded: false)
         throw ModuleError(code: .loadHookFailed, modules: [hook.step.module.moduleID], underlying: error)
       }
     }
   }
 
   /// The hooks of `modules` (and the modules they require) that an earlier installation in this
-  /// scope left unrun, in load order; none of `plan`.
+  /// scope left unrun, or that another installation has not finished running, in load order; none
+  /// of `plan`. (So an installation of a module that another thread still loads returns once its
+  /// hook has run, there or here.)
   private func unrunHooks(of modules: [any Module], besides plan: [PendingHook]) throws -> [PendingHook] {
     let planned = Set(plan.map(ObjectIdentifier.init))
     let pending = installedModuleIdentities.compactMap { $0.base as? PendingHook }
@@ -91,9 +96,6 @@ extension Scope {
     for module in try LoadOrder.of(modules, skipping: []) { wanted.formUnion(module.partIDs) }
     return pending.filter { wanted.contains($0.step.module.moduleID) }.sorted { $0.sequence < $1.sequence }
   }
-
-  /// Marks `hook` as running; `false` if it ran already, or another installation runs it.
-  private func claim(_ hook: PendingHook) -> Bool { hook.claim() }
 
   /// Registers and publishes the modules of `modules` not installed yet, and returns them in
   /// load order, each with the modules loaded before it (whose parts a composition skips).
