@@ -55,7 +55,14 @@ struct DuplicateCheck {
         throw error(.duplicateRegistration, key, first, second)
       }
       if let override = overrides.first {
-        guard !plain.isEmpty || !earlier.isEmpty else {
+        // Only another module's registration (or one made outside modules) counts as replaced: a
+        // replacement listed beside its composition, or installed before it, registers the key
+        // itself, and an override of nothing but its own copy replaces nothing.
+        let module = override.moduleAttribution
+        guard
+          plain.contains(where: { $0.1.moduleAttribution != module })
+            || earlier.contains(where: { $0.moduleAttribution != module })
+        else {
           throw ModuleError(
             code: .staleOverride, modules: [id(override)], key: key, sites: [override.registeredAt])
         }

@@ -33,7 +33,8 @@ public struct ModuleError: Error, CustomStringConvertible {
     /// Modules require each other in a cycle.
     public static let moduleCycle = Code("moduleCycle")
     /// An override registration replaces nothing: no other module, and no enclosing scope,
-    /// registers its key.
+    /// registers its key. (The override's own module registering the key before, listed beside
+    /// its composition or installed earlier, does not count.)
     public static let staleOverride = Code("staleOverride")
     /// A module's ``Module/loaded(in:)`` hook threw; the installation's registrations stay.
     public static let loadHookFailed = Code("loadHookFailed")
