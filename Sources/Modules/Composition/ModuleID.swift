@@ -88,8 +88,16 @@ public struct ModuleID: Hashable, Sendable, CustomStringConvertible {
   /// Whether `rhs` is a `Value` equal to `lhs`: parameters of different types are different
   /// values (unlike `AnyHashable`, which calls `1 as Int` and `1 as UInt8` equal), which keeps
   /// equality consistent with ``hash(into:)``.
+  ///
+  /// The dynamic types are compared before the cast: `as?` also succeeds by wrapping or
+  /// unwrapping an `Optional` (`1` cast to `Int?`), whose hash differs from the value's, so `1`
+  /// and `Optional(1)` were equal identities with different hashes.
   private static func sameValue<Value: Hashable>(_ lhs: Value, _ rhs: any Hashable & Sendable) -> Bool {
-    guard let rhs = rhs as? Value else { return false }
+    guard ObjectIdentifier(Swift.type(of: lhs)) == ObjectIdentifier(Swift.type(of: rhs)),
+      let rhs = rhs as? Value
+    else {
+      return false
+    }
     return lhs == rhs
   }
 }
