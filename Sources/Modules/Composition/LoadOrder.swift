@@ -3,7 +3,8 @@
 enum LoadOrder {
   /// The modules to load for `roots`, leaving out those in `installed`.
   ///
-  /// - Throws: ``ModuleError/Code/moduleCycle`` naming the first cycle found.
+  /// - Throws: ``ModuleError/Code/moduleCycle`` naming the first cycle found, from the module whose
+  ///   name sorts first.
   static func of(_ roots: [any Module], skipping installed: Set<ModuleID>) throws -> [any Module] {
     var order: [any Module] = []
     /// `false` while a module's requirements are being walked, `true` once it is in `order`.
@@ -37,11 +38,21 @@ enum LoadOrder {
         case true?: continue
         case false?:
           let start = stack.firstIndex { $0.id == requiredID } ?? 0
-          throw ModuleError(code: .moduleCycle, modules: stack[start...].map(\.id) + [requiredID])
+          throw ModuleError(code: .moduleCycle, modules: canonical(cycle: stack[start...].map(\.id)))
         case nil: enter(required, id: requiredID)
         }
       }
     }
     return order
+  }
+
+  /// `cycle` (its modules once each) starting at the module whose name sorts first, and closed by
+  /// it again: the same text whichever module of the cycle the walk entered it by, so that
+  /// listing the modules in another order does not change the error.
+  private static func canonical(cycle: [ModuleID]) -> [ModuleID] {
+    let names = cycle.map(\.description)
+    guard let first = names.indices.min(by: { (names[$0], $0) < (names[$1], $1) }) else { return cycle }
+    let rotated = Array(cycle[first...] + cycle[..<first])
+    return rotated + rotated.prefix(1)
   }
 }
