@@ -1,7 +1,7 @@
 public import Strata
 
 /// Why installing modules failed: two modules registering one key, a cycle among modules, an
-/// override that replaces nothing, or a failing ``Module/loaded(in:)`` hook.
+/// override that replaces nothing, a failing ``Module/loaded(in:)`` hook, or a closed scope.
 ///
 /// ```swift
 /// do {
@@ -38,6 +38,8 @@ public struct ModuleError: Error, CustomStringConvertible {
     public static let staleOverride = Code("staleOverride")
     /// A module's ``Module/loaded(in:)`` hook threw; the installation's registrations stay.
     public static let loadHookFailed = Code("loadHookFailed")
+    /// The scope to install in is closed.
+    public static let scopeClosed = Code("scopeClosed")
 
     /// The raw value.
     public var description: String { rawValue }
@@ -46,7 +48,8 @@ public struct ModuleError: Error, CustomStringConvertible {
   /// What went wrong.
   public let code: Code
   /// The modules involved: the two that register one key, the cycle (its first module repeated at
-  /// the end), the module with the stale override, or the module whose hook failed.
+  /// the end), the module with the stale override, the module whose hook failed, or the modules
+  /// given to install in a closed scope.
   public let modules: [ModuleID]
   /// The key involved, for the registration errors.
   public let key: ServiceKey?
@@ -81,6 +84,10 @@ public struct ModuleError: Error, CustomStringConvertible {
     case .loadHookFailed:
       "the loaded(in:) hook of \(modules.first.map(\.description) ?? "a module") threw: "
         + (underlyingLines.first ?? "an error")
+    case .scopeClosed:
+      "the scope was closed; "
+        + (modules.isEmpty ? "modules" : modules.map(\.description).joined(separator: ", "))
+        + " cannot be installed in it"
     default: "\(code)"
     }
   }
@@ -98,6 +105,7 @@ public struct ModuleError: Error, CustomStringConvertible {
     case .staleOverride:
       "no other module and no enclosing scope registers it; remove the override (a stale test "
         + "double?) or register the service it stands in for"
+    case .scopeClosed: "install modules before closing the scope, or in an open scope"
     default:
       // The hook's error's own hint first (a `ResolutionError` says what to register).
       underlyingLines.dropFirst().compactMap { line in

@@ -10,8 +10,9 @@ extension Scope {
   /// See ``install(_:)-([Module])`` for the rules.
   ///
   /// - Parameter modules: The modules to install.
-  /// - Throws: ``ModuleError`` for a duplicate registration, a module cycle, a stale override or
-  ///   a failing hook; `ResolutionError` for an invalid registration or a failing eager singleton.
+  /// - Throws: ``ModuleError`` for a duplicate registration, a module cycle, a stale override, a
+  ///   failing hook or a closed scope; `ResolutionError` for an invalid registration or a failing
+  ///   eager singleton.
   public func install(_ modules: any Module...) throws {
     try install(modules)
   }
@@ -38,10 +39,15 @@ extension Scope {
   ///   again runs the hooks that have not run, the failed one first.
   ///
   /// - Parameter modules: The modules to install.
-  /// - Throws: ``ModuleError`` for a duplicate registration, a module cycle, a stale override or
-  ///   a failing hook; `ResolutionError` for an invalid registration or a failing eager singleton.
-  ///   Nothing is registered after any of these but a failing hook or eager singleton.
+  /// - Throws: ``ModuleError`` for a duplicate registration, a module cycle, a stale override, a
+  ///   failing hook or a closed scope; `ResolutionError` for an invalid registration or a failing
+  ///   eager singleton. Nothing is registered after any of these but a failing hook or eager
+  ///   singleton.
   public func install(_ modules: [any Module]) throws {
+    // A closed scope takes no modules. Checked here, not only when the batch is published: a
+    // module that registers nothing (a hook, or requirements installed already) published an
+    // empty batch, which a closed scope accepts, and its hook ran in the closed scope.
+    guard !isClosed else { throw ModuleError(code: .scopeClosed, modules: modules.map(\.moduleID)) }
     // One installation at a time, up to its publication: a second thread installing a module the
     // first is loading waits for it and then finds it installed, rather than returning before
     // the module's registrations are visible.
