@@ -33,10 +33,21 @@ struct GraphExport {
       let nodes = graph.nodes.indices.filter { graph.nodes[$0].position == position }
       // By module identity: two modules that read alike are two clusters.
       let byModule = Dictionary(grouping: nodes) { graph.nodes[$0].registration.moduleAttribution }
-      func order(_ module: ModuleAttribution?) -> (Int, String, Int) {
-        (module == nil ? 1 : 0, module?.name ?? "", byModule[module]?.min() ?? 0)
+      // Two modules that read alike are told apart by what they register, sorted, before their
+      // order of registration: that order changes when the application lists them in another
+      // order, and changed the output with it.
+      let contents = byModule.mapValues { members in
+        members.map { "\(graph.nodes[$0].registration.key) [\(graph.nodes[$0].registration.lifetime)]" }
+          .sorted()
       }
-      let modules = byModule.keys.sorted { order($0) < order($1) }
+      func precedes(_ lhs: ModuleAttribution?, _ rhs: ModuleAttribution?) -> Bool {
+        let (left, right) = ((lhs == nil ? 1 : 0, lhs?.name ?? ""), (rhs == nil ? 1 : 0, rhs?.name ?? ""))
+        if left != right { return left < right }
+        let (leftContents, rightContents) = (contents[lhs] ?? [], contents[rhs] ?? [])
+        if leftContents != rightContents { return leftContents.lexicographicallyPrecedes(rightContents) }
+        return (byModule[lhs]?.min() ?? 0) < (byModule[rhs]?.min() ?? 0)
+      }
+      let modules = byModule.keys.sorted(by: precedes)
         .map { module in
           // Sorted by key; registrations of one key keep their registration order.
           (

@@ -25,7 +25,8 @@ extension Scope {
   /// Services show their key (type, name and runtime arguments), lifetime (with its scope tag) and
   /// module, grouped by the scope holding them and then by module. Each dependency points at the
   /// registration a resolve would find; one nobody registers points at a node marked missing. The
-  /// output is deterministic: scopes root first, modules and services sorted by name.
+  /// output is deterministic: scopes root first, modules and services sorted by name (modules
+  /// whose names read alike, by what they register).
   ///
   /// - Parameter format: ``GraphFormat/text``, ``GraphFormat/dot`` or ``GraphFormat/mermaid``.
   /// - Returns: The graph in that format.
