@@ -24,6 +24,25 @@ private struct Step: Module {
 
 private struct Failure: Error {}
 
+/// Runs `body` on a thread of its own (not a shared pool's, which may not start a second thread
+/// while the first waits), like `Background`.
+private final class OnThread: Sendable {
+  private let done = DispatchSemaphore(value: 0)
+  private let failure = EventLog()
+  init(_ body: @escaping @Sendable () throws -> Void) {
+    Thread { [done, failure] in
+      do { try body() } catch { failure.record("\(error)") }
+      done.signal()
+    }
+    .start()
+  }
+  /// Waits (at most 10 s) and returns the error the body threw, if any.
+  func wait() -> String? {
+    guard done.wait(timeout: .now() + 10) == .success else { return "timed out" }
+    return failure.all.first
+  }
+}
+
 @Suite(.timeLimit(.minutes(1)))
 struct ConcurrentHookOrderTests {
   /// Installs `first`, `middle` and `last` (which requires `middle`) on one thread; once the hook
@@ -45,9 +64,9 @@ struct ConcurrentHookOrderTests {
       try middle(lastStarted)
     }
     let last = Step(name: "last", required: [middleStep], log: log) { lastStarted.signal() }
-    let one = Background { try container.install(first, middleStep, last) }
+    let one = OnThread { try container.install(first, middleStep, last) }
     #expect(firstStarted.wait(timeout: .now() + 5) == .success)
-    let two = Background { try container.install(middleStep) }
+    let two = OnThread { try container.install(middleStep) }
     return (one.wait(), two.wait())
   }
 
@@ -86,6 +105,50 @@ struct ConcurrentHookOrderTests {
     #expect(middleEnded < lastStarted, "\(events)")
   }
 
+  @Test func aSessionsFeatureWaitsForTheHookOfTheContainersModuleItRequires() throws {
+    let log = EventLog()
+    let container = Container()
+    let sharedStarted = DispatchSemaphore(value: 0)
+    let featureStarted = DispatchSemaphore(value: 0)
+    // The shared hook gives the feature's 0.3 s to start (which it must not) before it ends.
+    let shared = Step(name: "shared", log: log) {
+      sharedStarted.signal()
+      _ = featureStarted.wait(timeout: .now() + 0.3)
+    }
+    let feature = Step(name: "feature", required: [shared], log: log) { featureStarted.signal() }
+    let one = OnThread { try container.install(shared) }
+    #expect(sharedStarted.wait(timeout: .now() + 5) == .success)
+    let two = OnThread { _ = try container.makeScope(.session, modules: [feature]) }
+    #expect(one.wait() == nil)
+    #expect(two.wait() == nil)
+    #expect(log.all == ["start shared", "end shared", "start feature", "end feature"])
+  }
+
+  @Test func aSessionRunsTheFailedHookOfTheContainersModuleItRequiresInTheContainer() throws {
+    let log = EventLog()
+    let runs = FactoryRuns()
+    let container = Container()
+    struct Shared: Module {
+      let log: EventLog
+      let runs: FactoryRuns
+      func register(in registry: Registrar) {}
+      func loaded(in scope: Scope) throws {
+        runs.tick()
+        log.record("shared in \(scope)")
+        if runs.value == 1 { throw Failure() }
+      }
+    }
+    let shared = Shared(log: log, runs: runs)
+    #expect(throws: ModuleError.self) { try container.install(shared) }
+    let feature = Step(name: "feature", required: [shared], log: log) {}
+    let session = try container.makeScope(.session, name: "s1", modules: [feature])
+    #expect(log.all == ["shared in root", "shared in root", "start feature", "end feature"])
+    // Run once, it is not run again.
+    _ = try container.makeScope(.session, modules: [feature])
+    try session.install(shared)
+    #expect(runs.value == 2)
+  }
+
   /// Two hooks on two threads, each installing the other's module while the other runs: neither
   /// waits for the other forever.
   @Test func hooksThatInstallEachOthersModuleDoNotWaitForEachOther() throws {
@@ -104,8 +167,8 @@ struct ConcurrentHookOrderTests {
       _ = started.x.wait(timeout: .now() + 5)
       try container.install(Step(name: "x", log: log) {})
     }
-    let one = Background { try container.install(x) }
-    let two = Background { try container.install(y) }
+    let one = OnThread { try container.install(x) }
+    let two = OnThread { try container.install(y) }
     #expect(one.wait() == nil)
     #expect(two.wait() == nil)
     #expect(Set(log.all) == ["start x", "end x", "start y", "end y"])

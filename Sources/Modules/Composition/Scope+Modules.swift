@@ -67,7 +67,7 @@ extension Scope {
     // another thread that does. Hooks an earlier installation of these modules left unrun go
     // first, in their load order. An installation nested in another's `register(in:)` leaves its
     // hooks to the outermost one, which runs them (first) once it has released the lock.
-    let hooks = try unrunHooks(of: modules, besides: plan) + plan
+    let hooks = try unrunHooks(of: modules, besides: plan) + plan.map { ($0, self) }
     if let outermost = hold.outermost { return outermost.runAfterRelease { try self.run(hooks) } }
     try hold.runDeferred()
     try run(hooks)
@@ -75,12 +75,13 @@ extension Scope {
 
   /// Runs `hooks` in order, each unless it ran already; one that another installation runs is
   /// waited for, so that the hooks after it never run before it has (see `PendingHook`).
-  private func run(_ hooks: [PendingHook]) throws {
-    for hook in hooks {
+  /// Each hook runs in the scope whose installation listed it.
+  private func run(_ hooks: [(hook: PendingHook, scope: Scope)]) throws {
+    for (hook, scope) in hooks {
       // Once another installation has run it (waiting while it runs), or this thread runs it.
       guard hook.claim() else { continue }
       do {
-        try hook.step.module.loaded(in: self, skipping: hook.step.loadedBefore)
+        try hook.step.module.loaded(in: scope, skipping: hook.step.loadedBefore)
         hook.finish(succeeded: true)
       } catch {
         hook.finish(succeeded: false)
@@ -90,17 +91,30 @@ extension Scope {
   }
 
   /// The hooks of `modules` (and the modules they require) that an earlier installation in this
-  /// scope left unrun, or that another installation has not finished running, in load order; none
-  /// of `plan`. (So an installation of a module that another thread still loads returns once its
-  /// hook has run, there or here.)
-  private func unrunHooks(of modules: [any Module], besides plan: [PendingHook]) throws -> [PendingHook] {
+  /// scope or an ancestor left unrun, or that another installation has not finished running, in
+  /// load order, each with the scope it belongs to; none of `plan`. (So an installation of a
+  /// module that another thread still loads returns once its hook has run, there or here; and a
+  /// feature a session installs does not run its hook before the hook of a module it requires
+  /// that the container is still loading.)
+  private func unrunHooks(
+    of modules: [any Module], besides plan: [PendingHook]
+  ) throws -> [(hook: PendingHook, scope: Scope)] {
     let planned = Set(plan.map(ObjectIdentifier.init))
-    let pending = installedModuleIdentities.compactMap { $0.base as? PendingHook }
-      .filter { hook in !hook.hasRun && !planned.contains(ObjectIdentifier(hook)) }
+    var pending: [(hook: PendingHook, scope: Scope)] = []
+    var scope: Scope? = self
+    while let current = scope {
+      for case let hook as PendingHook in current.installedModuleIdentities.lazy.map(\.base)
+      where !hook.hasRun && !planned.contains(ObjectIdentifier(hook)) {
+        pending.append((hook, current))
+      }
+      scope = current.parent
+    }
     guard !pending.isEmpty else { return [] }
     var wanted: Set<ModuleID> = []
     for module in try LoadOrder.of(modules, skipping: []) { wanted.formUnion(module.partIDs) }
-    return pending.filter { wanted.contains($0.step.module.moduleID) }.sorted { $0.sequence < $1.sequence }
+    return pending.filter { wanted.contains($0.hook.step.module.moduleID) }.sorted {
+      $0.hook.sequence < $1.hook.sequence
+    }
   }
 
   /// Registers and publishes the modules of `modules` not installed yet, and returns them in
