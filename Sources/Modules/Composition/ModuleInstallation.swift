@@ -34,6 +34,9 @@ enum ModuleInstallation {
   private static let lock = Lock()
   /// The last sequence number a ``PendingHook`` took.
   static let hookSequence = Atomic<Int>(0)
+  /// How many hooks exist that have not run to their end (see `PendingHook`): while there are
+  /// none, an installation need not look for hooks left unrun.
+  static let unfinishedHooks = Atomic<Int>(0)
   /// The thread holding `lock`, or 0. Only the holder stores its own identifier, so a thread that
   /// reads its own has the lock.
   private static let owner = Atomic<UInt>(0)

@@ -26,6 +26,11 @@ final class PendingHook: Hashable, Sendable {
   init(_ step: ModuleInstallation.Step) {
     self.step = step
     sequence = ModuleInstallation.hookSequence.add(1, ordering: .relaxed).newValue
+    ModuleInstallation.unfinishedHooks.add(1, ordering: .releasing)
+  }
+
+  deinit {
+    if !hasRun { ModuleInstallation.unfinishedHooks.subtract(1, ordering: .releasing) }
   }
 
   /// Whether the hook ran to its end.
@@ -63,7 +68,10 @@ final class PendingHook: Hashable, Sendable {
   /// Ends the run ``claim()`` began: the hook counts as run if it `succeeded`, and is left to run
   /// again if it threw.
   func finish(succeeded: Bool) {
-    if succeeded { done.store(true, ordering: .releasing) }
+    if succeeded {
+      done.store(true, ordering: .releasing)
+      ModuleInstallation.unfinishedHooks.subtract(1, ordering: .releasing)
+    }
     runner.store(0, ordering: .releasing)
     running.unlock()
   }

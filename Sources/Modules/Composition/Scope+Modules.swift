@@ -99,6 +99,12 @@ extension Scope {
   private func unrunHooks(
     of modules: [any Module], besides plan: [PendingHook]
   ) throws -> [(hook: PendingHook, scope: Scope)] {
+    // Usually every hook but the plan's has run: then the scope chain's identities need not be
+    // read. (A hook this installation must see was made under the installation lock, before this
+    // one took it. The count is read before the plan's: a plan hook another thread finishes in
+    // between can only make the check look further.)
+    let unfinished = ModuleInstallation.unfinishedHooks.load(ordering: .acquiring)
+    guard unfinished > plan.lazy.filter({ !$0.hasRun }).count else { return [] }
     let planned = Set(plan.map(ObjectIdentifier.init))
     var pending: [(hook: PendingHook, scope: Scope)] = []
     var scope: Scope? = self
