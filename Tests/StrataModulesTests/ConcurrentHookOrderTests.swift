@@ -149,6 +149,44 @@ struct ConcurrentHookOrderTests {
     #expect(runs.value == 2)
   }
 
+  /// Six threads install one chain of modules at once, each until it succeeds, while the middle
+  /// hook fails twice: every hook runs to its end once, each after the one it requires.
+  @Test(arguments: 0..<5)
+  func manyInstallationsOfOneChainRunEachHookOnceInOrder(round: Int) throws {
+    let log = EventLog()
+    let failures = FactoryRuns()
+    let container = Container()
+    let a = Step(name: "a", log: log) {}
+    let b = Step(name: "b", required: [a], log: log) {
+      failures.tick()
+      if failures.value <= 2 { throw Failure() }
+    }
+    let c = Step(name: "c", required: [b], log: log) {}
+    let threads = (0..<6).map { _ in
+      OnThread {
+        for _ in 0..<4 {
+          do {
+            try container.install(c)
+            return
+          } catch let error as ModuleError where error.code == .loadHookFailed {
+            continue
+          }
+        }
+        throw Failure()
+      }
+    }
+    for thread in threads { #expect(thread.wait() == nil, "round \(round)") }
+    let events = log.all
+    #expect(events.filter { $0 == "start a" }.count == 1, "\(events)")
+    #expect(events.filter { $0 == "start b" }.count == 3, "\(events)")
+    #expect(events.filter { $0 == "start c" }.count == 1, "\(events)")
+    let aEnded = try #require(events.firstIndex(of: "end a"))
+    let bEnded = try #require(events.lastIndex(of: "end b"))
+    let cStarted = try #require(events.firstIndex(of: "start c"))
+    #expect(events.indices.filter { events[$0] == "start b" }.allSatisfy { $0 > aEnded }, "\(events)")
+    #expect(bEnded < cStarted, "\(events)")
+  }
+
   /// Two hooks on two threads, each installing the other's module while the other runs: neither
   /// waits for the other forever.
   @Test func hooksThatInstallEachOthersModuleDoNotWaitForEachOther() throws {
