@@ -40,8 +40,10 @@ struct Validator {
         continue
       }
       let earlier = graph.nodes[first].registration
-      guard earlier.moduleAttribution != registration.moduleAttribution, !registration.isOverride,
-        !earlier.isOverride
+      // An earlier override counts too: a plain registration of another module that comes after
+      // it (a session's module installed before the container's override) is the duplicate the
+      // install reports when the modules are installed the other way round.
+      guard earlier.moduleAttribution != registration.moduleAttribution, !registration.isOverride
       else {
         continue
       }
