@@ -122,7 +122,7 @@ public struct ModuleError: Error, CustomStringConvertible {
 
   /// A multi-line text: the message, the modules and sites, and a hint.
   ///
-  /// ```
+  /// ```text
   /// duplicateRegistration: `Database` is registered by two modules
   ///   PersistenceModule at App/Persistence.swift:12
   ///   CacheModule at App/Cache.swift:30

@@ -80,7 +80,7 @@ public struct ValidationProblem: Sendable, CustomStringConvertible {
 
   /// A few lines: code and message, the path, the registration site and module, and a hint.
   ///
-  /// ```
+  /// ```text
   /// missingDependency: nothing is registered for `Mailer`
   ///   path: OrderService → Mailer
   ///   registered at App/Orders.swift:14 by OrdersModule

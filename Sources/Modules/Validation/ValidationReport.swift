@@ -28,7 +28,7 @@ public struct ValidationReport: Sendable, CustomStringConvertible {
 
   /// All problems, numbered, then the unchecked registrations.
   ///
-  /// ```
+  /// ```text
   /// validation of root found 2 problems in 5 registrations
   /// 1. missingDependency: nothing is registered for `Mailer`
   ///      path: OrderService → Mailer
