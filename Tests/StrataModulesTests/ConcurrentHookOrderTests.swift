@@ -24,25 +24,6 @@ private struct Step: Module {
 
 private struct Failure: Error {}
 
-/// Runs `body` on a thread of its own (not a shared pool's, which may not start a second thread
-/// while the first waits), like `Background`.
-private final class OnThread: Sendable {
-  private let done = DispatchSemaphore(value: 0)
-  private let failure = EventLog()
-  init(_ body: @escaping @Sendable () throws -> Void) {
-    Thread { [done, failure] in
-      do { try body() } catch { failure.record("\(error)") }
-      done.signal()
-    }
-    .start()
-  }
-  /// Waits (at most 10 s) and returns the error the body threw, if any.
-  func wait() -> String? {
-    guard done.wait(timeout: .now() + 10) == .success else { return "timed out" }
-    return failure.all.first
-  }
-}
-
 @Suite(.timeLimit(.minutes(1)))
 struct ConcurrentHookOrderTests {
   /// Installs `first`, `middle` and `last` (which requires `middle`) on one thread; once the hook
@@ -64,9 +45,9 @@ struct ConcurrentHookOrderTests {
       try middle(lastStarted)
     }
     let last = Step(name: "last", required: [middleStep], log: log) { lastStarted.signal() }
-    let one = OnThread { try container.install(first, middleStep, last) }
+    let one = Background { try container.install(first, middleStep, last) }
     #expect(firstStarted.wait(timeout: .now() + 5) == .success)
-    let two = OnThread { try container.install(middleStep) }
+    let two = Background { try container.install(middleStep) }
     return (one.wait(), two.wait())
   }
 
@@ -116,9 +97,9 @@ struct ConcurrentHookOrderTests {
       _ = featureStarted.wait(timeout: .now() + 0.3)
     }
     let feature = Step(name: "feature", required: [shared], log: log) { featureStarted.signal() }
-    let one = OnThread { try container.install(shared) }
+    let one = Background { try container.install(shared) }
     #expect(sharedStarted.wait(timeout: .now() + 5) == .success)
-    let two = OnThread { _ = try container.makeScope(.session, modules: [feature]) }
+    let two = Background { _ = try container.makeScope(.session, modules: [feature]) }
     #expect(one.wait() == nil)
     #expect(two.wait() == nil)
     #expect(log.all == ["start shared", "end shared", "start feature", "end feature"])
@@ -163,7 +144,7 @@ struct ConcurrentHookOrderTests {
     }
     let c = Step(name: "c", required: [b], log: log) {}
     let threads = (0..<6).map { _ in
-      OnThread {
+      Background {
         for _ in 0..<4 {
           do {
             try container.install(c)
@@ -205,8 +186,8 @@ struct ConcurrentHookOrderTests {
       _ = started.x.wait(timeout: .now() + 5)
       try container.install(Step(name: "x", log: log) {})
     }
-    let one = OnThread { try container.install(x) }
-    let two = OnThread { try container.install(y) }
+    let one = Background { try container.install(x) }
+    let two = Background { try container.install(y) }
     #expect(one.wait() == nil)
     #expect(two.wait() == nil)
     #expect(Set(log.all) == ["start x", "end x", "start y", "end y"])

@@ -141,14 +141,19 @@ final class Gate: Sendable {
 }
 
 /// Runs `body` on a thread of its own; the result is read with `wait()`.
+///
+/// A new `Thread`, not `DispatchQueue.global()`: on Linux that pool is shared with the tasks of
+/// the test run, and while every thread of it is busy or blocked (a test waiting at a `Gate` for
+/// a body queued behind it) the body may not start for seconds.
 final class Background: Sendable {
   private let done = DispatchSemaphore(value: 0)
   private let failure = EventLog()
   init(_ body: @escaping @Sendable () throws -> Void) {
-    DispatchQueue.global().async { [done, failure] in
+    let thread = Thread { [done, failure] in
       do { try body() } catch { failure.record("\(error)") }
       done.signal()
     }
+    thread.start()
   }
   /// Waits (at most 10 s) and returns the error the body threw, if any.
   func wait() -> String? {
