@@ -22,7 +22,6 @@ extension Scope {
   /// and a walk of the graph only when something was filed after it; the caller skips the call
   /// for a scope that never filed a disposal (one flag load).
   final func keepFoundDependencies(below holder: UInt, resolved key: ServiceKey) {
-    guard lifecycle.everTookSomething else { return }
     guard withStateIfMade({ _ in guardedDisposals.hasNewer(than: holder) }) else { return }
     // What the value may use is read before taking the lock again; the plan reads a little more
     // of the graph under it. Either walk reads immutable snapshots, runs no user code and takes
