@@ -24,9 +24,12 @@ struct Subjects: Sendable {
   var strata: Body
   var manual: Body
   var naive: Body
-  /// Strata's plain `transient` resolve, for workloads whose target is a ratio to it: measured
-  /// on one thread, interleaved with the variants' samples so that both see the same conditions.
-  var strataTransientReference: Body?
+  /// Strata's operation of other workloads, by workload id, for targets that are a ratio to it
+  /// (Strata's plain `transient` resolve; `build-1k` for `build-10k`): measured on one thread,
+  /// interleaved with the variants' samples so that both see the same conditions. A ratio of
+  /// two workloads measured one after the other also measures how the machine drifted between
+  /// them: `build-10k/build-1k` read 9.5–17.8× in seven runs of one build on a quiet machine.
+  var references: [String: Body] = [:]
   /// Growth of the resident set while each variant's setup ran, for workloads about memory.
   var residentGrowth: [Variant: Int] = [:]
 
@@ -91,8 +94,8 @@ struct Measurement: Sendable {
   var minimum: [Variant: Double] = [:]
   /// First and third quartiles of ns per operation.
   var quartiles: [Variant: (Double, Double)] = [:]
-  /// Median ns per operation of the Strata `transient` reference, if the workload has one.
-  var strataTransientReference: Double?
+  /// Median ns per operation of each of the workload's references (see `Subjects.references`).
+  var references: [String: Double] = [:]
   /// Allocations per operation; empty if allocations cannot be counted.
   var allocationsPerOperation: [Variant: Double] = [:]
   /// Operations per sample, as calibrated.
@@ -131,10 +134,12 @@ struct Harness {
       workload: workload, setupNanoseconds: monotonicNanoseconds() - setupStarted,
       residentGrowth: subjects.residentGrowth)
 
-    // Every series: the three variants, and the reference if there is one.
-    var series = Variant.allCases.map { Series(variant: $0, body: subjects.body(for: $0), runner: runner) }
-    if let reference = subjects.strataTransientReference {
-      series.append(Series(variant: nil, body: reference, runner: Runner(threads: 1)))
+    // Every series: the three variants, and the references if there are any.
+    var series = Variant.allCases.map {
+      Series(of: .variant($0), body: subjects.body(for: $0), runner: runner)
+    }
+    for (id, body) in subjects.references.sorted(by: { $0.key < $1.key }) {
+      series.append(Series(of: .reference(id), body: body, runner: Runner(threads: 1)))
     }
 
     // Calibrate, then warm up with one full-length sample, per series.
@@ -159,8 +164,11 @@ struct Harness {
     }
     for (index, entry) in series.enumerated() {
       let sorted = perOperation[index].sorted()
-      guard let variant = entry.variant else {
-        measurement.strataTransientReference = quantile(sorted, 0.5)
+      let variant: Variant
+      switch entry.subject {
+      case .variant(let measured): variant = measured
+      case .reference(let id):
+        measurement.references[id] = quantile(sorted, 0.5)
         continue
       }
       measurement.nanosecondsPerOperation[variant] = quantile(sorted, 0.5)
@@ -197,11 +205,24 @@ struct Harness {
   }
 }
 
-/// A body to sample, the variant it is (`nil` for the reference), and how to run it.
+/// A body to sample, what it measures, and how to run it.
 private struct Series {
-  let variant: Variant?
+  enum Subject {
+    /// One of the workload's variants.
+    case variant(Variant)
+    /// Strata's operation of the workload with this id (see `Subjects.references`).
+    case reference(String)
+  }
+
+  let subject: Subject
   let body: Body
   let runner: Runner
+
+  init(of subject: Subject, body: @escaping Body, runner: Runner) {
+    self.subject = subject
+    self.body = body
+    self.runner = runner
+  }
 }
 
 /// The `fraction` quantile of sorted values, interpolating between neighbours.

@@ -3,10 +3,14 @@ import StrataModules
 
 extension Workload {
   /// A container built from 10 modules holding 1,000 registrations.
-  static let build1k = buildWorkload(id: "build-1k", modules: 10, registrations: 1_000)
+  static let build1k = buildWorkload(id: build1kID, modules: 10, registrations: 1_000)
+  private static let build1kID = "build-1k"
 
   /// A container built from 100 modules holding 10,000 registrations: `build-1k` ten times over.
-  static let build10k = buildWorkload(id: "build-10k", modules: 100, registrations: 10_000)
+  /// Samples `build-1k` interleaved with its own, for the linearity target.
+  static let build10k = buildWorkload(
+    id: "build-10k", modules: 100, registrations: 10_000,
+    reference: (build1kID, modules: 10, registrations: 1_000))
 
   /// Validating the `build-10k` container's whole graph.
   static let validate10k = Workload(
@@ -27,11 +31,16 @@ extension Workload {
       // By hand: check that every declared dependency is registered, the least a check costs.
       manual: { count in for _ in 0..<count { blackHole(manual.allDependenciesPresent) } },
       // A naive container can only check by resolving everything once.
-      naive: { count in for _ in 0..<count { try application.resolveAll(from: naive) } })
+      naive: { count in for _ in 0..<count { try application.resolveAll(from: naive) } },
+      references: [build10k.id: building(application)])
   }
 
-  /// Building a container from `modules` modules that hold `registrations` registrations in all.
-  private static func buildWorkload(id: String, modules: Int, registrations: Int) -> Workload {
+  /// Building a container from `modules` modules that hold `registrations` registrations in all;
+  /// `reference`, if given, is the build workload whose Strata operation is sampled alongside.
+  private static func buildWorkload(
+    id: String, modules: Int, registrations: Int,
+    reference: (id: String, modules: Int, registrations: Int)? = nil
+  ) -> Workload {
     Workload(
       id: id,
       summary:
@@ -45,13 +54,22 @@ extension Workload {
         container.registrations.count == registrations && container.installedModules.count == modules,
         "\(id) built \(container.registrations.count) registrations in \(container.installedModules.count) modules"
       )
-      return Subjects(
-        strata: { count in
-          for _ in 0..<count { blackHole(try Container(modules: application.modules)) }
-        },
+      var subjects = Subjects(
+        strata: building(application),
         manual: { count in for _ in 0..<count { blackHole(application.manualGraph()) } },
         naive: { count in for _ in 0..<count { blackHole(application.naiveContainer()) } })
+      if let reference {
+        subjects.references[reference.id] = building(
+          ModuleApplication(
+            modules: reference.modules, registrations: reference.registrations, fill: options.registryFill))
+      }
+      return subjects
     }
+  }
+
+  /// Strata's operation of the build workloads: building (and freeing) `application`'s container.
+  private static func building(_ application: ModuleApplication) -> Body {
+    { count in for _ in 0..<count { blackHole(try Container(modules: application.modules)) } }
   }
 }
 

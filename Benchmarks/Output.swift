@@ -58,15 +58,14 @@ struct RatioTarget: Sendable {
 
   /// The measured ratio; `nil` unless both times were measured.
   ///
-  /// A ratio to Strata's `transient` uses the reference interleaved with the workload's own
-  /// samples when it has one, and the `transient` workload's result otherwise.
+  /// A ratio to Strata on another workload uses that workload's operation interleaved with this
+  /// one's samples when this one has it as a reference (see `Subjects.references`), and the other
+  /// workload's own result otherwise.
   func measured(in measurements: [Measurement]) -> Double? {
     func measurement(_ id: String) -> Measurement? { measurements.first { $0.workload.id == id } }
     guard let subject = measurement(workload), let numerator = subject.nanosecondsPerOperation[.strata]
     else { return nil }
-    let interleaved =
-      referenceWorkload == Workload.transient.id && referenceVariant == .strata
-      ? subject.strataTransientReference : nil
+    let interleaved = referenceVariant == .strata ? subject.references[referenceWorkload] : nil
     guard
       let denominator = interleaved
         ?? measurement(referenceWorkload)?.nanosecondsPerOperation[referenceVariant],
@@ -172,8 +171,8 @@ struct Report {
       if let registrations = measurement.workload.registrations {
         fields.append(("registrations", .integer(registrations)))
       }
-      if let reference = measurement.strataTransientReference {
-        fields.append(("strata_transient_reference_ns_per_op", .number(reference)))
+      for (id, reference) in measurement.references.sorted(by: { $0.key < $1.key }) {
+        fields.append(("strata_\(id)_reference_ns_per_op", .number(reference)))
       }
       if measurement.workload.id == Workload.concurrentTransient.id, let speedup = manualParallelSpeedup {
         fields.append(("manual_parallel_speedup", .number(speedup)))

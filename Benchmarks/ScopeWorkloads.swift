@@ -70,7 +70,7 @@ extension Workload {
       strata: { count in for _ in 0..<count { blackHole(try scope.resolve(Foo.self)) } },
       manual: { count in for _ in 0..<count { blackHole(Foo()) } },
       naive: { count in for _ in 0..<count { blackHole(try naive.resolve(Foo.self)) } })
-    subjects.strataTransientReference = { count in
+    subjects.references[Workload.transient.id] = { count in
       for _ in 0..<count { blackHole(try container.resolve(Foo.self)) }
     }
     return subjects

@@ -119,7 +119,7 @@ extension Workload {
       naive: { count in
         for _ in 0..<count { blackHole(try naive.resolve(Foo.self, name: Channel.primary)) }
       },
-      strataTransientReference: try strataTransientReference())
+      references: [Workload.transient.id: try strataTransientReference()])
   }
 
   /// The `transient` workload with 10,000 other registrations in the same container.
@@ -167,7 +167,7 @@ extension Workload {
     case .names: _ = try container.resolve(FillerService.self, name: otherCount - 1)
     }
     var subjects = try fooSubjects(container: container, naive: naive)
-    subjects.strataTransientReference = try strataTransientReference()
+    subjects.references[Workload.transient.id] = try strataTransientReference()
     if let residentBeforeStrata, let residentBeforeNaive, let residentAfter {
       subjects.residentGrowth = [
         .strata: residentBeforeNaive - residentBeforeStrata, .naive: residentAfter - residentBeforeNaive,
@@ -257,7 +257,7 @@ extension Workload {
           do { blackHole(try naive.resolve(Missing.self)) } catch { blackHole(error) }
         }
       },
-      strataTransientReference: try strataTransientReference())
+      references: [Workload.transient.id: try strataTransientReference()])
   }
 
   /// The `transient` workload on two threads at once.
@@ -266,7 +266,7 @@ extension Workload {
     summary: "the transient service on 2 threads at once (wall time / all resolves)", threads: 2
   ) { _ in
     var subjects = try fooSubjects(container: fooContainer(), naive: fooNaive())
-    subjects.strataTransientReference = try strataTransientReference()
+    subjects.references[Workload.transient.id] = try strataTransientReference()
     return subjects
   }
 }
