@@ -109,8 +109,9 @@ struct Report {
     lines.append(
       "- Median of \(plan.samples) samples per variant (~\(plan.sampleNanoseconds / 1_000_000) ms each, "
         + "variants interleaved); mode \(options.quick ? "quick" : "standard"); "
-        + "total \(fixed(Double(elapsedNanoseconds) / 1e9, decimals: 1)) s. Ratios to strata-transient "
-        + "divide by a Strata transient resolve sampled alongside the workload's own samples.")
+        + "total \(fixed(Double(elapsedNanoseconds) / 1e9, decimals: 1)) s. A ratio to strata-transient "
+        + "or to another workload (build-10k/build-1k, validate-10k/build-10k) divides by that operation "
+        + "of Strata sampled alongside the workload's own samples.")
     if let problem = AllocationCounter.problem {
       lines.append("- Allocations were not counted: \(problem).")
     }
