@@ -1,5 +1,4 @@
 import Strata
-import Synchronization
 import Testing
 
 /// A test suite's use of Strata: every test makes a child scope of one shared container that
@@ -107,7 +106,7 @@ import Testing
     for _ in 0..<10 {
       let billingsMade = Counter()
       let container = try Self.application(billingsMade: billingsMade)
-      let problems = Mutex<[String]>([])
+      let problems = Locked<[String]>([])
       let finished = await runOnThreads(8, timeout: .seconds(60)) { number in
         let found: [String]
         do {
