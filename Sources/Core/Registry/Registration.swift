@@ -24,9 +24,13 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   /// metadata costing about 330 instructions per call.)
   @exclusivity(unchecked) private var creationGuard: CreationGuard?
   private let hasCreationGuard = Atomic<Bool>(false)
-  /// `ObjectIdentifier` bits of the last instance type found to need no disposal, so that making
-  /// a shared instance of that type again skips the (slow) conformance casts.
-  @usableFromInline let undisposableType = Atomic<UInt>(0)
+  /// The disposal kind of the last instance type this registration made, with that type: its
+  /// `ObjectIdentifier` bits (type metadata is 8-byte aligned, so the low three bits are free)
+  /// holding the kind's raw value in the low bits; 0 before the first. Making a shared instance of
+  /// that type again skips the process-wide table of ``DisposalKind`` and the conformance casts
+  /// (a type that needs no disposal is answered by ``mayNeedDisposal(_:)`` with one compare). One
+  /// word, so the type and its kind are read and written together.
+  @usableFromInline let knownDisposal = Atomic<UInt>(0)
   weak var weakInstance: AnyObject?
 
   @usableFromInline
@@ -174,22 +178,33 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   /// instance type.
   @inlinable
   final func disposal(for instance: Service) -> Disposal? {
-    guard mayNeedDisposal(instance) else { return nil }
-    let disposal = Disposal.of(instance, key: key, registration: identity)
+    let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance)))
+    let known = knownDisposal.load(ordering: .relaxed)
+    if known & ~Self.kindBits == type, type & Self.kindBits == 0,
+      let kind = DisposalKind(rawValue: known & Self.kindBits)
+    {
+      return Disposal.of(instance, kind: kind, key: key, registration: identity)
+    }
+    let kind = Disposal.kind(of: instance)
     // Not remembered for a wrapper (`Optional`, `AnyHashable`) or an existential (`any P`):
     // whether it needs disposal depends on the value inside, and a `nil` or a plain implementation
     // must not hide a later disposable one.
-    if disposal == nil, !DisposalKind.variesPerInstance(instance) {
-      undisposableType.store(UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance))), ordering: .relaxed)
+    if type & Self.kindBits == 0, !DisposalKind.variesPerInstance(instance) {
+      knownDisposal.store(type | kind.rawValue, ordering: .relaxed)
     }
-    return disposal
+    return Disposal.of(instance, kind: kind, key: key, registration: identity)
   }
+
+  /// The low bits of ``knownDisposal`` that hold the kind.
+  @usableFromInline static var kindBits: UInt { 7 }
 
   /// `false` when `instance`'s type was found to need no disposal: the common case, answered with
   /// one load and no `Disposal` value made.
   @inlinable @inline(__always)
   final func mayNeedDisposal(_ instance: Service) -> Bool {
-    undisposableType.load(ordering: .relaxed) != UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance)))
+    let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: instance)))
+    return knownDisposal.load(ordering: .relaxed) != type | DisposalKind.none.rawValue
+      || type & Self.kindBits != 0
   }
 
   /// This registration typed as one without runtime arguments, if it takes none.

@@ -82,15 +82,28 @@ struct Disposal: @unchecked Sendable {
   /// conforms (an instance behind a protocol type is cast at run time).
   @inlinable
   static func of<Instance>(_ instance: Instance, key: ServiceKey, registration: UInt) -> Disposal? {
-    var kind = DisposalKind.of(Swift.type(of: instance)) {
+    of(instance, kind: kind(of: instance), key: key, registration: registration)
+  }
+
+  /// What `instance` needs: `none`, `sync` or `async` (never `perInstance`: a wrapper's or an
+  /// existential's answer is worked out for the value inside).
+  @inlinable
+  static func kind<Instance>(of instance: Instance) -> DisposalKind {
+    let kind = DisposalKind.of(Swift.type(of: instance)) {
       if DisposalKind.variesPerInstance(instance) { return .perInstance }
       if instance is any AsyncDisposable { return .async }
       if instance is any Disposable { return .sync }
       return DisposalKind.none
     }
-    if kind == .perInstance {
-      kind = instance is any AsyncDisposable ? .async : instance is any Disposable ? .sync : .none
-    }
+    guard kind == .perInstance else { return kind }
+    return instance is any AsyncDisposable ? .async : instance is any Disposable ? .sync : .none
+  }
+
+  /// The disposal of an instance whose kind is known to be `kind` (see ``kind(of:)``).
+  @inlinable
+  static func of<Instance>(
+    _ instance: Instance, kind: DisposalKind, key: ServiceKey, registration: UInt
+  ) -> Disposal? {
     switch kind {
     case .perInstance:
       return nil

@@ -74,6 +74,41 @@ import Testing
     }
     #expect(disposed.value == 4 * rounds)
   }
+
+  /// A registration remembers the kind of the last instance type it made: one registration whose
+  /// instances are by turns a plain base, a `Disposable` subclass and an `AsyncDisposable`
+  /// subclass, made by four tasks at once, must dispose each instance by its own type's kind.
+  @Test func oneRegistrationMakingPlainSyncAndAsyncSubclassesByTurnsDisposesEachByItsOwnKind() async throws {
+    let made = Counter()
+    let sync = Counter()
+    let async = Counter()
+    let container = try Container { registry in
+      registry.register(CacheProbeBase.self, lifetime: .scoped(.request)) { _ in
+        switch made.increment() % 3 {
+        case 0: CacheProbeBase()
+        case 1: DisposableSubclass(counter: sync)
+        default: AsyncDisposableSubclass(counter: async)
+        }
+      }
+    }
+    let rounds = 300
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<4 {
+        group.addTask {
+          for _ in 0..<rounds {
+            let request = try container.makeScope(.request)
+            _ = try request.resolve(CacheProbeBase.self)
+            try await request.close()
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    let total = 4 * rounds
+    #expect(made.value == total)
+    #expect(sync.value == (1...total).count { $0 % 3 == 1 })
+    #expect(async.value == (1...total).count { $0 % 3 == 2 })
+  }
 }
 
 class CacheProbeBase: @unchecked Sendable {
@@ -98,5 +133,14 @@ private final class CacheProbeSync: Disposable, Sendable {
 private final class CacheProbeAsync: AsyncDisposable, Sendable {
   let counter: Counter
   init(counter: Counter) { self.counter = counter }
+  func dispose() async { counter.increment() }
+}
+
+private final class AsyncDisposableSubclass: CacheProbeBase, AsyncDisposable, @unchecked Sendable {
+  let counter: Counter
+  init(counter: Counter) {
+    self.counter = counter
+    super.init()
+  }
   func dispose() async { counter.increment() }
 }
