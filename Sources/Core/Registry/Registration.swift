@@ -81,7 +81,11 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
     _ resolver: borrowing Resolver, owner: ScopeRef, _ arguments: repeat each Argument
   ) throws -> Service {
     if kind == .transient {
-      return try TransientStorage.instance(of: self, resolver, owner: owner, repeat each arguments)
+      // `make` written out: every level a pack of arguments is passed through copies it (a
+      // retain and a release of each reference-counted argument).
+      let instance = try construct(resolver, repeat each arguments)
+      if activation != nil { try activate(instance, resolver) }
+      return instance
     }
     if shared.isReady, let instance = readyInstance(owner: owner) {
       return instance
