@@ -127,8 +127,9 @@ public struct ResolutionError: Error, CustomStringConvertible {
   /// about a scope (see ``subject``), the services being resolved when it happened, none at top
   /// level.
   public var path: [ServiceKey] { trimmedPath }
-  /// Where the registration involved was made: the failing registration for a factory error or a
-  /// cycle; for a missing service, the registration that asked for it (`nil` at top level).
+  /// Where the registration involved was made: the failing registration for a factory error; for
+  /// a cycle, the registration whose factory asked for the service again, closing the cycle; for
+  /// a missing service, the registration that asked for it (`nil` at top level).
   public internal(set) var registeredAt: SourceLocation?
   /// The error a factory, hook or disposer threw, if that is what happened.
   public let underlying: (any Error)?
