@@ -73,6 +73,10 @@ enum ErrorMessages {
       return "a \(registration.lifetime) registration cannot take runtime arguments (which instance "
         + "would a second set of arguments get?); register it as transient or graph"
     case .forwardWithArguments: return "only a registration without runtime arguments can be forwarded"
+    case .hookOnInstance(let registration):
+      return "`\(registration.key)` is a ready-made instance, which Strata never makes, so an onActivated "
+        + "hook on it would never run; set the instance up before registering it, or register a "
+        + "factory (`lifetime: .singleton`) that makes it and add the hook there"
     case .weakValue(_, let valueType):
       return "a weak registration must make class instances, but it made a `\(valueType)`, a value; "
         + "register it as transient, singleton or scoped"

@@ -47,6 +47,8 @@ extension ResolutionError {
     case sharedWithArguments(RegistrationDescriptor)
     /// A registration that takes runtime arguments was given forwards.
     case forwardWithArguments(RegistrationDescriptor)
+    /// A registration of a ready-made instance was given an activation hook, which would never run.
+    case hookOnInstance(RegistrationDescriptor)
     /// A `weak` registration made a value of `valueType`, not a class instance.
     case weakValue(RegistrationDescriptor, valueType: String)
     /// `key` was registered, at `site`, through a registrar whose batch was already published.
@@ -117,7 +119,8 @@ extension ResolutionError.Reason {
     case .factoryFailed: .factoryFailed
     case .activationFailed: .activationFailed
     case .typeMismatch: .typeMismatch
-    case .sharedWithArguments, .forwardWithArguments, .weakValue, .lateRegistration, .lateRefinement:
+    case .sharedWithArguments, .forwardWithArguments, .hookOnInstance, .weakValue, .lateRegistration,
+      .lateRefinement:
       .invalidRegistration
     case .resolvedFromClosedScope, .closedWhileCreating, .scopeFreed, .childOfClosedScope,
       .registeredInClosedScope:
@@ -144,8 +147,8 @@ extension ResolutionError.Reason {
       .service(key)
     case .factoryFailed(let registration), .activationFailed(let registration),
       .sharedWithArguments(let registration), .forwardWithArguments(let registration),
-      .weakValue(let registration, _), .noScopeWithTag(let registration, _, _),
-      .captiveDependency(captive: let registration, _, _):
+      .hookOnInstance(let registration), .weakValue(let registration, _),
+      .noScopeWithTag(let registration, _, _), .captiveDependency(captive: let registration, _, _):
       .service(registration.key)
     case .lateRefinement(let refinement, of: let key, _):
       if case .forward(let forward) = refinement { .service(forward) } else { .service(key) }
@@ -167,7 +170,8 @@ extension ResolutionError.Reason {
     switch self {
     case .factoryFailed(let registration), .activationFailed(let registration),
       .sharedWithArguments(let registration), .forwardWithArguments(let registration),
-      .weakValue(let registration, _), .noScopeWithTag(let registration, _, _):
+      .hookOnInstance(let registration), .weakValue(let registration, _),
+      .noScopeWithTag(let registration, _, _):
       registration.registeredAt
     case .captiveDependency(_, let captor, _): captor.registeredAt
     case .typeMismatch(_, _, _, let site), .lateRegistration(_, let site), .lateRefinement(_, _, let site):
@@ -181,8 +185,8 @@ extension ResolutionError.Reason {
     switch self {
     case .factoryFailed(let registration), .activationFailed(let registration),
       .sharedWithArguments(let registration), .forwardWithArguments(let registration),
-      .weakValue(let registration, _), .noScopeWithTag(let registration, _, _),
-      .typeMismatch(_, target: let registration, _, _):
+      .hookOnInstance(let registration), .weakValue(let registration, _),
+      .noScopeWithTag(let registration, _, _), .typeMismatch(_, target: let registration, _, _):
       [registration]
     case .captiveDependency(let captive, let captor, _): [captor, captive]
     default: []

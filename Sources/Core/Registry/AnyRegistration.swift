@@ -83,6 +83,11 @@ class AnyRegistration: @unchecked Sendable {
   /// Makes an eager singleton's instance now. Overridden by ``Registration``.
   func createEagerly(in scope: Scope) throws {}
 
+  /// Whether this is the registration of a ready-made instance, which Strata never makes (read
+  /// while its batch is open, before any instance of a factory registration can exist).
+  /// Overridden by ``Registration``.
+  var isReadyMade: Bool { false }
+
   /// Drops a created singleton when the scope holding this registration closed. Overridden by
   /// ``Registration``.
   func releaseSharedInstance() {}

@@ -243,7 +243,7 @@ public final class Registrar {
   ///     scope disposes an instance registered this way.
   ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
   ///   - line: The line of the registration; recorded for errors. Leave the default.
-  /// - Returns: A handle to add forwards.
+  /// - Returns: A handle to add forwards (not an activation hook: the instance is never made).
   @discardableResult
   public func register<Service: Sendable>(
     _ type: Service.Type = Service.self,
@@ -266,7 +266,7 @@ public final class Registrar {
   ///   - instance: The instance every resolve returns.
   ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
   ///   - line: The line of the registration; recorded for errors. Leave the default.
-  /// - Returns: A handle to add forwards.
+  /// - Returns: A handle to add forwards (not an activation hook: the instance is never made).
   @discardableResult
   @available(
     *, deprecated,
@@ -301,7 +301,7 @@ public final class Registrar {
   ///   - uncheckedInstance: The instance every resolve returns, from any thread.
   ///   - fileID: Where the registration is made; recorded for errors. Leave the default.
   ///   - line: The line of the registration; recorded for errors. Leave the default.
-  /// - Returns: A handle to add forwards.
+  /// - Returns: A handle to add forwards (not an activation hook: the instance is never made).
   @discardableResult
   public func register<Service>(
     _ type: Service.Type = Service.self,
@@ -347,7 +347,9 @@ public final class Registrar {
   /// Turns the batch into registrations, or reports the first invalid one.
   func materialize() throws -> [AnyRegistration] {
     // Nothing to add or check: the staged registrations are the batch as they are.
-    guard batch.hasForwards || batch.hasSharedWithArguments else { return staged }
+    guard batch.hasForwards || batch.hasSharedWithArguments || batch.hasHookOnInstance else {
+      return staged
+    }
     var result: [AnyRegistration] = []
     result.reserveCapacity(staged.count)
     for registration in staged { try registration.materialize(into: &result) }

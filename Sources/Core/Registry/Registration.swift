@@ -224,6 +224,10 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
 
   override var forwardCount: Int { forwardCountTyped }
 
+  /// A ready-made instance's cell is ready from the start; a factory's, only once it made one,
+  /// which cannot happen before its batch is published.
+  override var isReadyMade: Bool { shared.isReady }
+
   override func forwards(madeFor replacement: AnyRegistration) -> [AnyRegistration]? {
     forwardsTyped(madeFor: replacement)
   }

@@ -24,6 +24,8 @@ final class RegistrationBatch {
   var hasEagerSingletons = false
   /// A registration with runtime arguments and a shared lifetime, which materializing rejects.
   var hasSharedWithArguments = false
+  /// A ready-made instance given an activation hook, which materializing rejects.
+  var hasHookOnInstance = false
 
   init() {}
 

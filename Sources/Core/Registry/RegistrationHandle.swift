@@ -105,6 +105,11 @@ public struct RegistrationHandle<Service> {
   /// For `graph`, `singleton` and `scoped` lifetimes the new instance is already shared when
   /// the hook runs, so a dependency that asks for it again (on the same thread) receives it.
   ///
+  /// A registration of a ready-made instance (``Registrar/register(_:name:instance:fileID:line:)-1osnr``)
+  /// takes no hook: Strata never makes that instance, so the hook would never run, and the batch
+  /// fails with ``ResolutionError/Code/invalidRegistration`` instead. Set the instance up before
+  /// registering it.
+  ///
   /// A hook that throws discards only the instance it was given (disposing it); what the hook
   /// resolved stays. A shared instance it made that keeps the discarded one (a child singleton
   /// closing a circular reference) keeps it, disposed: let a hook that can fail resolve such
@@ -126,6 +131,8 @@ public struct RegistrationHandle<Service> {
       }
       return self
     }
+    // A ready-made instance is never made: rather than drop the hook silently, the batch fails.
+    if registration.isReadyMade { batch.hasHookOnInstance = true }
     registration.addActivation(hook)
     return self
   }

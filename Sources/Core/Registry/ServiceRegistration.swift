@@ -39,6 +39,9 @@ extension Registration {
     if isSharedWithArguments {
       throw ResolutionError(.sharedWithArguments(descriptor))
     }
+    if activation != nil, isReadyMade {
+      throw ResolutionError(.hookOnInstance(descriptor))
+    }
     batch.append(self)
     guard let pending = forwards, !pending.isEmpty else { return }
     guard let plain = withoutArguments else {
