@@ -57,8 +57,9 @@ public struct Resolver: ~Copyable {
     Resolver(scope: scope, depth: depth &+ 1, graph: graph, captor: captor, version: version)
   }
 
-  /// The scope this resolve runs in: the scope that was asked, or, for a singleton's dependencies,
-  /// the scope that registered the singleton.
+  /// The scope this resolve runs in: the scope that was asked; for the dependencies of a
+  /// singleton or `weak` service, the scope that registered it; for those of a scoped service, the
+  /// scope that owns its instance (the nearest `.session` scope for `scoped(.session)`).
   public var currentScope: Scope { scope.scope }
 }
 
