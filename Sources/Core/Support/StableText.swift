@@ -8,8 +8,32 @@ package enum StableText {
   /// ```swift
   /// StableText.describing(Set(["eu", "us", "ap"]))   // ["ap", "eu", "us"]
   /// ```
+  ///
+  /// An instance of a private class without a description of its own prints as its type, whose
+  /// anonymous context Swift names by an address that moves from run to run
+  /// (`App.(unknown context at $55e2e6d82408).Channel`): the context is left out (`App.Channel`).
   package static func describing(_ value: Any) -> String {
-    sortedCollection(value) ?? String(describing: value)
+    withoutAnonymousContexts(sortedCollection(value) ?? String(describing: value))
+  }
+
+  /// `text` without the `(unknown context at $<hex>).` parts that name a private type's context.
+  private static func withoutAnonymousContexts(_ text: String) -> String {
+    let marker = "(unknown context at $"
+    guard text.contains(marker) else { return text }
+    var result = ""
+    var rest = Substring(text)
+    while let found = rest.firstRange(of: marker) {
+      let address = rest[found.upperBound...].prefix { $0.isHexDigit }
+      let after = rest[address.endIndex...]
+      result += rest[..<found.lowerBound]
+      if !address.isEmpty, after.hasPrefix(").") {
+        rest = after.dropFirst(2)
+      } else {
+        result += rest[found]
+        rest = rest[found.upperBound...]
+      }
+    }
+    return result + rest
   }
 
   /// A set's or dictionary's text with sorted elements; `nil` for any other value.
