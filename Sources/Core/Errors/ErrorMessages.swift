@@ -34,8 +34,10 @@ enum ErrorMessages {
     }
   }
 
+  /// The error's own text, as stable as a name's (see `StableText`): an error of a private class
+  /// prints its type, which Swift qualifies with an address that moves from run to run.
   private static func describe(_ underlying: (any Error)?) -> String {
-    underlying.map { "\($0)" } ?? "an error"
+    underlying.map { StableText.describing($0) } ?? "an error"
   }
 
   // MARK: Hint

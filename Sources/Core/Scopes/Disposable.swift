@@ -188,8 +188,8 @@ public struct DisposalError: Error, CustomStringConvertible {
   /// What the disposer threw.
   public let underlying: any Error
 
-  /// `Connection: <error>`.
-  public var description: String { "\(key): \(underlying)" }
+  /// `Connection: <error>`, the error's text as stable as a name's (see `StableText`).
+  public var description: String { "\(key): \(StableText.describing(underlying))" }
 }
 
 /// Which disposal protocol a type conforms to, remembered per type for the whole process (see
