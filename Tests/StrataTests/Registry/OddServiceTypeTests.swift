@@ -75,4 +75,27 @@ import Testing
     let error = resolutionError { _ = try container.resolve((@Sendable () -> Int).self) }
     #expect(error?.code == .invalidRegistration)
   }
+
+  @Test func neverAndVoidServicesFollowTheirLifetimes() throws {
+    let runs = Counter()
+    let container = try Container { registry in
+      registry.register(Never.self, lifetime: .singleton) { _ in throw FixtureError(code: 1) }
+      registry.register(Void.self, lifetime: .singleton) { _ in runs.increment() }
+      registry.register(Void.self, name: Ordinal.first, lifetime: .scoped) { _ in runs.increment() }
+      registry.register(Void.self, name: Ordinal.second, lifetime: .weak) { _ in () }
+    }
+    let never = resolutionError { _ = try container.resolve(Never.self) }
+    #expect(never?.code == .factoryFailed)
+    #expect(never?.underlying as? FixtureError == FixtureError(code: 1))
+    try container.resolve(Void.self)
+    try container.resolve(Void.self)
+    let request = try container.makeScope(.request)
+    try request.resolve(Void.self, name: Ordinal.first)
+    try request.resolve(Void.self, name: Ordinal.first)
+    #expect(runs.value == 2)
+    let weak = resolutionError { try container.resolve(Void.self, name: Ordinal.second) }
+    #expect(weak?.code == .invalidRegistration)
+    #expect(try container.resolveIfRegistered(Never.self, name: Ordinal.third) == nil)
+    try request.close()
+  }
 }
