@@ -150,7 +150,7 @@ enum ErrorMessages {
     case .otherArguments(let other):
       return "`inject(into:)` resolves `\(bundle)` without runtime arguments, and it is registered with "
         + "arguments \(other.arguments.tupleName): register it without, e.g. \(register)"
-    case .extendedType, .sameNamedType, .similarType:
+    case .extendedType, .sameNamedType, .similarType, .optionalOfRegistered, .registeredAsOptional:
       return hint(for: nearMiss, missing: key)
     case .unnamed, .otherName, .none:
       return "register the bundle `\(bundle)` so Strata can build it, e.g. \(register)"
@@ -193,6 +193,12 @@ enum ErrorMessages {
       return "`\(registered)` is registered, another type named `\(wanted)`; `\(wantedType)` is not: "
         + "resolve the registered type, or register this one"
     case .similarType(let similar): return "did you mean `\(similar)`? It is registered; `\(wanted)` is not"
+    case .optionalOfRegistered(let wrapped):
+      return "`\(wrapped)` is registered, but `\(wanted)` is a key of its own (a resolve never unwraps an "
+        + "Optional): ask for `\(wrapped)`, or, for `nil` when it is not registered, make this service "
+        + "with a closure factory that calls `try resolver.resolveIfRegistered(\(wrapped).self)`"
+    case .registeredAsOptional(let optional):
+      return "`\(optional)` is registered, a key of its own: resolve `\(optional)`, or register `\(wanted)`"
     case .none:
       return "register it, e.g. `registry.register(\(wanted).self) { resolver in … }`, or check that "
         + "the module providing it is loaded in this scope or one above it"

@@ -19,6 +19,11 @@ enum Hints {
     case extendedType(String)
     /// A service whose name is a near miss of the wanted one is registered.
     case similarType(String)
+    /// The wanted service is an `Optional` of a registered one (an auto-wired `Tracer?` parameter
+    /// with `Tracer` registered): its name.
+    case optionalOfRegistered(String)
+    /// The wanted service is registered as an `Optional` of it: that `Optional`'s name.
+    case registeredAsOptional(String)
     /// Nothing comes close.
     case none
   }
@@ -46,6 +51,7 @@ enum Hints {
       return .otherName(name, wanted: wantedName)
     }
     if key.name != nil, sameService.contains(where: { $0.name == nil }) { return .unnamed }
+    if let optional = optionalNearMiss(for: key, in: registered) { return optional }
     let wanted = key.service.name
     if let alike = registered.first(where: { $0.service != key.service && $0.service.name == wanted }) {
       return .sameNamedType(registered: alike.service.qualifiedName, wanted: key.service.qualifiedName)
@@ -55,6 +61,27 @@ enum Hints {
       return similar.hasPrefix(wanted) ? .extendedType(similar) : .similarType(similar)
     }
     return .none
+  }
+
+  /// `Optional<T>` wanted and `T` registered, or the other way round, with the wanted name and
+  /// arguments: an `Optional` is a key of its own, which a resolve never unwraps.
+  private static func optionalNearMiss(for key: ServiceKey, in registered: [ServiceKey]) -> NearMiss? {
+    func matches(_ candidate: ServiceKey, service: Any.Type) -> Bool {
+      candidate.service == TypeIdentity(service) && candidate.name == key.name
+        && candidate.arguments == key.arguments
+    }
+    if let optional = key.service.type as? any OptionalWrapper.Type,
+      let wrapped = registered.first(where: { matches($0, service: optional.wrappedType) })
+    {
+      return .optionalOfRegistered(wrapped.service.name)
+    }
+    if let optional = registered.first(where: {
+      ($0.service.type as? any OptionalWrapper.Type)?.wrappedType == key.service.type
+        && $0.name == key.name && $0.arguments == key.arguments
+    }) {
+      return .registeredAsOptional(optional.service.name)
+    }
+    return nil
   }
 
   /// One name extends the other (`UserRepository`, `UserRepositoryImpl`), or they differ by at

@@ -235,8 +235,11 @@ enum DisposalKind: UInt {
 protocol OptionalWrapper {
   /// The wrapped value, if any.
   var wrappedValueIfAny: Any? { get }
+  /// The type of the wrapped value (`Tracer` for `Tracer?`), for hints.
+  static var wrappedType: Any.Type { get }
 }
 
 extension Optional: OptionalWrapper {
   @usableFromInline var wrappedValueIfAny: Any? { map { $0 as Any } }
+  @usableFromInline static var wrappedType: Any.Type { Wrapped.self }
 }
