@@ -250,10 +250,13 @@ enum ResolutionNesting {
     ThreadContext.ambientOwner = ScopeRef(scope)
     guard let registration = holder.rules?.registration else {
       ThreadContext.ambientHolder = nil
-      return try nest(key, body)
+      return try Scope.withAmbientTaskLocal(scope) { try nest(key, body) }
     }
     ThreadContext.ambientHolder = RegistrationRef(registration)
-    return try withExtendedLifetime(registration) { try nest(key, body) }
+    // A task that what it makes starts sees `scope` too (see `Scope.withAmbientTaskLocal`).
+    return try withExtendedLifetime(registration) {
+      try Scope.withAmbientTaskLocal(scope) { try nest(key, body) }
+    }
   }
 
 }

@@ -92,7 +92,9 @@ extension Scope {
       ThreadContext.ambientOwner = outerOwner
       ThreadContext.ambientHolder = outerHolder
     }
-    return try withFreshResolver(depth: depth, captor: captor, version: version, body)
+    return try Scope.withAmbientTaskLocal(self) {
+      try withFreshResolver(depth: depth, captor: captor, version: version, body)
+    }
   }
 
   /// ``withResolver(depth:captor:version:_:)`` for a new top-level resolve: at the tree's

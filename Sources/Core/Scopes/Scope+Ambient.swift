@@ -10,7 +10,8 @@ extension Scope {
   ///
   /// While the factory of a shared instance (a singleton, a weak or a scoped instance) runs, it is
   /// the scope that will own that instance, whatever scope the caller had made current: a
-  /// longer-lived instance must not find a shorter-lived scope through it. `@Injected` properties
+  /// longer-lived instance must not find a shorter-lived scope through it; a task the factory
+  /// starts inherits that scope too (or none, if no scope was current). `@Injected` properties
   /// without an explicit scope use the scope that was current when their holder was created (or,
   /// if none was, the one current at their first access). It is the only ambient state Strata has;
   /// there is no global container.
@@ -23,6 +24,23 @@ extension Scope {
   /// `@TaskLocal` wrapper, whose projected value cannot be used from inlinable code, so that
   /// `withScope` is inlined into the caller (one async frame and one executor check fewer).
   @usableFromInline static let ambientScope = TaskLocal<Scope?>(wrappedValue: nil)
+
+  /// Runs `body`, which runs a factory with `owner` as ``current`` (through the thread's ambient
+  /// owner), with the task-local ``ambientScope`` bound to `owner` too when another scope is
+  /// bound to it.
+  ///
+  /// A task that the factory starts inherits the task-local, not the thread's ambient owner:
+  /// without this, a singleton's background task (a flusher, a refresher) found the request that
+  /// happened to make the singleton as its current scope, and resolved (and kept) that request's
+  /// instances. When no scope is bound, nothing is: such a task finds no current scope, which
+  /// reaches nothing shorter-lived either. When `owner` is already bound (a request's scoped
+  /// instance made inside its `withScope`, the common case), nothing is pushed: one task-local
+  /// read is the whole cost.
+  @inlinable @inline(__always)
+  static func withAmbientTaskLocal<Result>(_ owner: Scope, _ body: () throws -> Result) rethrows -> Result {
+    guard let bound = ambientScope.get(), bound !== owner else { return try body() }
+    return try ambientScope.withValue(owner, operation: body)
+  }
 
   /// Creates a child scope, makes it ``current`` while `body` runs, and closes it when `body`
   /// returns or throws.
