@@ -87,3 +87,63 @@ import Testing
     #expect(failures.isEmpty, "\(failures.count) failure(s): \(failures.prefix(6))")
   }
 }
+
+/// An asynchronous disposer that fails after a while.
+private final class FailingRollback: AsyncDisposable, Sendable {
+  let completed = Atomic<Int>(0)
+  func dispose() async throws {
+    try? await Task.sleep(for: .milliseconds(2))
+    completed.add(1, ordering: .sequentiallyConsistent)
+    throw StressDisposalFault(label: "rollback")
+  }
+}
+
+extension AsyncFirstUseAttackTests {
+  /// Eight tasks (some cancelled) close one request at once while its asynchronous disposer
+  /// fails: the disposer runs once; every close returns only after it completed; exactly one
+  /// close reports the failure, the others report nothing.
+  @Test(.timeLimit(.minutes(1)))
+  func concurrentClosesOfARequestReportItsDisposerErrorOnceAndWaitForIt() async throws {
+    var failures: [String] = []
+    for round in 0..<10 {
+      let rollback = FailingRollback()
+      let container = try Container { registry in
+        registry.register(FailingRollback.self, lifetime: .scoped(.request)) { _ in rollback }
+      }
+      let request = try container.makeScope(.request)
+      _ = try request.resolve(FailingRollback.self)
+      let closes = (0..<8).map { index in
+        Task { () -> (String, Int) in
+          if index % 2 == 1 { withUnsafeCurrentTask { $0?.cancel() } }
+          do {
+            try await request.close()
+            return ("ok", rollback.completed.load(ordering: .sequentiallyConsistent))
+          } catch let error as ResolutionError where error.code == .disposalFailed {
+            let carries = stressContains(error, StressDisposalFault.self)
+            return (
+              carries ? "failed" : "failed without the fault",
+              rollback.completed.load(ordering: .sequentiallyConsistent)
+            )
+          } catch {
+            return ("untyped: \(error)", 0)
+          }
+        }
+      }
+      var outcomes: [String] = []
+      for close in closes {
+        let (outcome, completed) = await close.value
+        outcomes.append(outcome)
+        if completed != 1 {
+          failures.append("round \(round): a close returned before the disposer completed")
+        }
+      }
+      if outcomes.filter({ $0 == "failed" }).count != 1 || outcomes.filter({ $0 == "ok" }).count != 7 {
+        failures.append("round \(round): outcomes \(outcomes)")
+      }
+      let completed = rollback.completed.load(ordering: .sequentiallyConsistent)
+      if completed != 1 { failures.append("round \(round): the disposer ran \(completed) times") }
+      try await container.close()
+    }
+    #expect(failures.isEmpty, "\(failures.count) failure(s): \(failures.prefix(6))")
+  }
+}
