@@ -317,3 +317,42 @@ extension AsyncServerAttackTests {
     #expect(failures.isEmpty, "\(failures.count) failure(s): \(failures.prefix(6))")
   }
 }
+
+extension AsyncServerAttackTests {
+  /// A task that outlived its request (it inherited the request as `Scope.current`) opens a
+  /// nested scope with the free `withScope`, or resolves, after the request closed: both throw
+  /// `scopeClosed`, and the body never runs.
+  @Test func anEscapedTaskCannotOpenAScopeOrResolveFromItsClosedRequest() async throws {
+    let container = try Container { registry in
+      registry.register(TaskProbe.self, lifetime: .scoped(.request)) { _ in TaskProbe() }
+    }
+    let escaped = try await container.withScope(.request) { _ in
+      Task { () -> [String] in
+        // Runs only once the request is closed: the test awaits the value after `withScope`.
+        while Scope.current?.isClosed == false { try? await Task.sleep(for: .milliseconds(1)) }
+        var outcomes: [String] = []
+        do {
+          try await withScope(.request) { _ in outcomes.append("the body ran") }
+          outcomes.append("returned")
+        } catch let error as ResolutionError {
+          outcomes.append("\(error.code)")
+        } catch {
+          outcomes.append("untyped: \(error)")
+        }
+        do {
+          _ = try Scope.current?.resolve(TaskProbe.self)
+          outcomes.append("resolved")
+        } catch let error as ResolutionError {
+          outcomes.append("\(error.code)")
+        } catch {
+          outcomes.append("untyped: \(error)")
+        }
+        return outcomes
+      }
+    }
+    let outcomes = await escaped.value
+    let closed = "\(ResolutionError.Code.scopeClosed)"
+    #expect(outcomes == [closed, closed])
+    try await container.close()
+  }
+}
