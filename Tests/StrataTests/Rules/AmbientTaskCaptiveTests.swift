@@ -42,8 +42,9 @@ private final class WorkerPool: Sendable {
     }
   }
 
-  @Test func aTaskStartedByASingletonsFactoryDoesNotSeeTheRequestThatMadeIt() async throws {
-    let container = try Self.container(.singleton)
+  @Test(arguments: [Lifetime.singleton, .weak])
+  func aTaskStartedByASingletonsFactoryDoesNotSeeTheRequestThatMadeIt(lifetime: Lifetime) async throws {
+    let container = try Self.container(lifetime)
     // The task runs while the request is still open: it must not find (and keep) its context.
     let (seen, outcome) = try await container.withScope(.request) { request in
       await (try request.resolve(BackgroundWorker.self)).task.value
