@@ -139,18 +139,21 @@ private final class GatedTransaction: AsyncDisposable, Sendable {
 
   /// A `Task {}` started in the body inherits the request scope and outlives `withScope`: its
   /// resolve of an asynchronous disposable, whose factory runs while the scope closes, throws
-  /// `scopeClosed` and the instance is disposed once; a resolve after the close throws too.
+  /// `scopeClosed` and the instance is disposed once.
+  ///
+  /// The request runs on a thread of its own (the synchronous `withScope`), so that the factory,
+  /// held on a pool thread, waits only for that thread, never for the pool.
   @Test(.timeLimit(.minutes(3)))
   func anEscapedTaskResolvingWhileTheRequestClosesGetsScopeClosedAndTheInstanceIsDisposedOnce() async throws {
     var failures: [String] = []
     for round in 0..<10 {
-      let entered = Flag()
+      let entered = StressSignal()
       let release = StressSignal()
       let made = Collector<GatedTransaction>()
       let gateTimedOut = Flag()
       let container = try Container { registry in
         registry.register(GatedTransaction.self, lifetime: .scoped(.request)) { _ in
-          entered.raise()
+          entered.signal()
           if !release.wait(seconds: 60) { gateTimedOut.raise() }
           let transaction = GatedTransaction()
           made.append(transaction)
@@ -159,35 +162,34 @@ private final class GatedTransaction: AsyncDisposable, Sendable {
         registry.register(TaskProbe.self, lifetime: .scoped(.request)) { _ in TaskProbe() }
       }
       let escaped = Slot<Task<String, Never>>()
-      let request = Slot<Scope>()
-      // Lets the factory go on once the request began closing, from a thread of its own.
+      let threadFailures = Collector<String>()
+      let handled = Flag()
       Thread {
-        // Never before the close began: if it does not begin in time, the factory's own wait
-        // gives up and the round says so (`gateTimedOut`).
-        let deadline = ContinuousClock.now + .seconds(90)
-        while request.value?.isClosed != true {
-          if ContinuousClock.now > deadline { return }
-          usleep(100)
+        defer { handled.raise() }
+        do {
+          try container.withScope(.request) { scope in
+            _ = try scope.resolve(TaskProbe.self)
+            escaped.value = Task {
+              do {
+                guard let current = Scope.current else { return "no current scope" }
+                _ = try current.resolve(GatedTransaction.self)
+                return "returned an instance"
+              } catch let error as ResolutionError {
+                return "\(error.code)"
+              } catch {
+                return "untyped \(error)"
+              }
+            }
+            if !entered.wait(seconds: 60) { threadFailures.append("the factory never started") }
+          }
+        } catch {
+          threadFailures.append("the request failed: \(error)")
         }
+        // The request is closed: the factory may return now.
         release.signal()
       }.start()
-      try await container.withScope(.request) { scope in
-        request.value = scope
-        _ = try scope.resolve(TaskProbe.self)
-        escaped.value = Task {
-          do {
-            guard let current = Scope.current else { return "no current scope" }
-            _ = try current.resolve(GatedTransaction.self)
-            return "returned an instance"
-          } catch let error as ResolutionError {
-            return "\(error.code)"
-          } catch {
-            return "untyped \(error)"
-          }
-        }
-        let began = await stressWait(seconds: 30) { entered.isRaised }
-        if !began { failures.append("round \(round): the factory never started") }
-      }
+      _ = await stressWait(seconds: 90) { handled.isRaised }
+      failures += threadFailures.elements.map { "round \(round): \($0)" }
       let outcome = await escaped.value?.value ?? "no task"
       // On a starved pool the gate may give up before the close: then the factory returned first.
       if outcome != "\(ResolutionError.Code.scopeClosed)", !gateTimedOut.isRaised {
