@@ -146,3 +146,60 @@ extension AsyncFirstUseAttackTests {
     #expect(failures.isEmpty, "\(failures.count) failure(s): \(failures.prefix(6))")
   }
 }
+
+/// A request's asynchronous disposer that resolves from the request being closed (audit work at
+/// rollback): what it already has, and something new.
+private final class ResolvingRollback: AsyncDisposable, Sendable {
+  let request = Slot<Scope>()
+  let outcomes = Collector<String>()
+
+  func dispose() async throws {
+    await Task.yield()
+    for name in ["cached", "new"] {
+      do {
+        _ = try request.value?.resolve(StressProbe.self, name: name)
+        outcomes.append("\(name): resolved")
+      } catch let error as ResolutionError {
+        outcomes.append("\(name): \(error.code)")
+      } catch {
+        outcomes.append("\(name): untyped \(error)")
+      }
+    }
+  }
+}
+
+extension AsyncFirstUseAttackTests {
+  /// An asynchronous disposer asks the request it is disposed by (through `withScope`, in a
+  /// cancelled task or not) for a cached and a new scoped instance: both throw `scopeClosed`,
+  /// nothing new is made, and the cached instance is disposed once.
+  @Test(.timeLimit(.minutes(1)), arguments: [false, true])
+  func anAsyncDisposerResolvingFromItsClosingRequestIsRefused(cancelled: Bool) async throws {
+    for round in 0..<5 {
+      let made = Counter()
+      let cached = StressProbe("cached")
+      let rollback = ResolvingRollback()
+      let container = try Container { registry in
+        registry.register(StressProbe.self, name: "cached", lifetime: .scoped(.request)) { _ in cached }
+        registry.register(StressProbe.self, name: "new", lifetime: .scoped(.request)) { _ in
+          made.increment()
+          return StressProbe("new")
+        }
+        registry.register(ResolvingRollback.self, lifetime: .scoped(.request)) { _ in rollback }
+      }
+      let task = Task {
+        try await container.withScope(.request) { request in
+          rollback.request.value = request
+          _ = try request.resolve(StressProbe.self, name: "cached")
+          _ = try request.resolve(ResolvingRollback.self)
+          if cancelled { withUnsafeCurrentTask { $0?.cancel() } }
+        }
+      }
+      try await task.value
+      let closed = "\(ResolutionError.Code.scopeClosed)"
+      #expect(rollback.outcomes.elements == ["cached: \(closed)", "new: \(closed)"], "round \(round)")
+      #expect(made.value == 0, "round \(round): a closing request made a new instance")
+      #expect(cached.disposeCount == 1, "round \(round)")
+      try await container.close()
+    }
+  }
+}
