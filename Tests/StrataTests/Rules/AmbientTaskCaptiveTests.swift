@@ -95,3 +95,23 @@ private final class WorkerPool: Sendable {
     try await container.close()
   }
 }
+
+extension AmbientTaskCaptiveTests {
+  /// A shared instance first made inside a task group's body (in the parent task, between
+  /// `addTask` calls), with a scope current: the factory's binding of the current scope must
+  /// not trip the runtime's check against task-local bindings in a task group's body.
+  @Test func aSingletonFirstMadeInsideATaskGroupsBodyIsMadeAndTheGroupRuns() async throws {
+    let container = try Self.container(.singleton)
+    let ran = try await container.withScope(.request) { request in
+      try await withThrowingTaskGroup(of: Int.self) { group in
+        group.addTask { 1 }
+        let (seen, _) = await (try request.resolve(BackgroundWorker.self)).task.value
+        #expect(seen === container)
+        group.addTask { 2 }
+        return try await group.reduce(0, +)
+      }
+    }
+    #expect(ran == 3)
+    try await container.close()
+  }
+}
