@@ -46,9 +46,6 @@ typedef struct strata_thread_state {
   /// running, or 0: a disposer that closes it or one of its ancestors must not wait for a close
   /// that itself waits for this one.
   uintptr_t closing_scope;
-  /// Moved by every synchronous `withScope` on this thread, on entry and on exit: a resolve's
-  /// remembered read of the ambient task-local (see `GraphCacheSlot`) is stale once it moved.
-  uintptr_t ambient_generation;
 } strata_thread_state_t;
 
 extern _Thread_local strata_thread_state_t strata_thread_state_storage;

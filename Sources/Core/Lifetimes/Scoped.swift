@@ -73,9 +73,7 @@ extension Registration {
     let instance: Service
     do {
       instance = try owner.with { owner in
-        try owner.withResolver(
-          depth: resolver.depth, captor: self, version: resolver.version, remembered: resolver.graph
-        ) { resolver in
+        try owner.withResolver(depth: resolver.depth, captor: self, version: resolver.version) { resolver in
           let instance = try construct(resolver, repeat each arguments)
           // Visible to this thread only, so that the activation hook can close a cycle.
           owner.provisionScoped(self, slot: slot, instance: ObjectBox.box(instance))

@@ -18,9 +18,7 @@ enum SingletonStorage: LifetimeStorage {
     owner: ScopeRef, _ arguments: repeat each Argument
   ) throws -> Service {
     let owner = owner.scope
-    return try owner.withResolver(
-      depth: resolver.depth, captor: registration, version: resolver.version, remembered: resolver.graph
-    ) {
+    return try owner.withResolver(depth: resolver.depth, captor: registration, version: resolver.version) {
       try create(registration, $0, owner: owner, repeat each arguments)
     }
   }

@@ -9,9 +9,7 @@ enum WeakStorage: LifetimeStorage {
     of registration: Registration<Service, repeat each Argument>, _ resolver: borrowing Resolver,
     owner: ScopeRef, _ arguments: repeat each Argument
   ) throws -> Service {
-    try owner.scope.withResolver(
-      depth: resolver.depth, captor: registration, version: resolver.version, remembered: resolver.graph
-    ) {
+    try owner.scope.withResolver(depth: resolver.depth, captor: registration, version: resolver.version) {
       resolver in
       try registration.creation.withCreationLock(for: registration.key) {
         // The object first: cast from `nil`, an `Optional` or `Any` service would read as a

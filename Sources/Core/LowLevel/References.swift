@@ -107,8 +107,7 @@ package struct RegistrationRef {
 
 /// Where one top-level resolve keeps its `graph` instances: a variable of the frame that started
 /// the resolve, reached from every nested resolver, with the cache made on first use (most
-/// resolves never need one, and then cost no allocation). The same variable remembers which scope
-/// the ambient task-local held when the resolve first read it (see `Scope.withAmbientTaskLocal`).
+/// resolves never need one, and then cost no allocation).
 ///
 /// **Invariant.** The pointer is to a local of ``with(_:)``, valid while that call runs; only
 /// resolvers carry a slot, and a resolver is non-copyable and only lent within that call, so no
@@ -116,55 +115,25 @@ package struct RegistrationRef {
 /// call returns.
 @usableFromInline @frozen
 package struct GraphCacheSlot {
-  /// The variable: the cache, and the remembered ambient scope.
-  @usableFromInline
-  package struct Locals {
-    @usableFromInline var graph: Unmanaged<GraphCache>? = nil
-    /// `ObjectIdentifier` bits of the ambient scope read, 1 if none was bound, 0 if not read yet.
-    @usableFromInline var ambientScope: UInt = 0
-    /// `ThreadContext.ambientGeneration` when it was read.
-    @usableFromInline var ambientGeneration: UInt = 0
-
-    @inlinable @inline(__always)
-    init() {}
-  }
-
-  @usableFromInline let pointer: UnsafeMutablePointer<Locals>
+  @usableFromInline let pointer: UnsafeMutablePointer<Unmanaged<GraphCache>?>
 
   @inlinable @inline(__always)
-  init(pointer: UnsafeMutablePointer<Locals>) { self.pointer = pointer }
+  init(pointer: UnsafeMutablePointer<Unmanaged<GraphCache>?>) { self.pointer = pointer }
 
   /// Runs `body` with a slot whose cache lives until `body` returns.
   @inlinable @inline(__always)
   package static func with<Result>(_ body: (GraphCacheSlot) throws -> Result) rethrows -> Result {
-    var locals = Locals()
-    defer { if let graph = locals.graph { graph.release() } }
-    return try withUnsafeMutablePointer(to: &locals) { try body(GraphCacheSlot(pointer: $0)) }
+    var graph: Unmanaged<GraphCache>? = nil
+    defer { if let graph { graph.release() } }
+    return try withUnsafeMutablePointer(to: &graph) { try body(GraphCacheSlot(pointer: $0)) }
   }
 
   /// The resolve's cache, made now if it was not yet.
   package var cache: GraphCache {
-    if let existing = pointer.pointee.graph { return existing.takeUnretainedValue() }
+    if let existing = pointer.pointee { return existing.takeUnretainedValue() }
     let made = GraphCache()
-    pointer.pointee.graph = Unmanaged.passRetained(made)
+    pointer.pointee = Unmanaged.passRetained(made)
     return made
-  }
-
-  /// The ambient scope this resolve read on this thread, as ``Locals/ambientScope`` says it; `nil`
-  /// if it has not read it, or a synchronous `withScope` began or ended since.
-  @inlinable @inline(__always)
-  var ambientScope: UInt? {
-    get {
-      let locals = pointer.pointee
-      guard locals.ambientScope != 0, locals.ambientGeneration == ThreadContext.ambientGeneration else {
-        return nil
-      }
-      return locals.ambientScope
-    }
-    nonmutating set {
-      pointer.pointee.ambientScope = newValue ?? 0
-      pointer.pointee.ambientGeneration = ThreadContext.ambientGeneration
-    }
   }
 }
 

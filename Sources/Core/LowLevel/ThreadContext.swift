@@ -61,13 +61,6 @@ enum ThreadContext {
     set { strata_thread_state().pointee.closing_scope = newValue }
   }
 
-  /// Moved by each synchronous `withScope` on this thread, on entry and on exit (see
-  /// `GraphCacheSlot.ambientScope`).
-  @usableFromInline static var ambientGeneration: UInt {
-    get { strata_thread_state().pointee.ambient_generation }
-    set { strata_thread_state().pointee.ambient_generation = newValue }
-  }
-
   /// Whether `scope` is the owner of the shared instance whose factory (or deferred resolve) runs on
   /// this thread: one load and a compare, for fast paths that leave such resolves to the checked
   /// path (see ``ambientHolder(resolvingIn:)``).

@@ -73,11 +73,8 @@ extension Scope {
   ///
   /// A shared instance's factory also checks the stack here, once for both (see
   /// `Registration.construct`).
-  ///
-  /// `remembered` is the slot of the resolve that asks for the shared instance, if one does: see
-  /// `Scope.withAmbientTaskLocal`.
   final func withResolver<Result>(
-    depth: Int = 0, captor: AnyRegistration? = nil, version: UInt, remembered: GraphCacheSlot? = nil,
+    depth: Int = 0, captor: AnyRegistration? = nil, version: UInt,
     _ body: (borrowing Resolver) throws -> Result
   ) throws -> Result {
     // (Not `guard let captor`: binding it, and capturing it below, would retain it.)
@@ -95,7 +92,7 @@ extension Scope {
       ThreadContext.ambientOwner = outerOwner
       ThreadContext.ambientHolder = outerHolder
     }
-    return try Scope.withAmbientTaskLocal(self, remembered: remembered) {
+    return try Scope.withAmbientTaskLocal(self) {
       try withFreshResolver(depth: depth, captor: captor, version: version, body)
     }
   }

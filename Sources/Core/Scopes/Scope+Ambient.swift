@@ -39,25 +39,10 @@ extension Scope {
   /// instance made inside its `withScope`, the common case), nothing is pushed: one task-local
   /// read is the whole cost. A program that never called `withScope` has no scope bound
   /// anywhere, and skips even that read (about 24 ns, two per `server-request` request).
-  ///
-  /// `remembered`, the slot of the resolve that asks for the instance, keeps what the first such
-  /// read found, for the instances made after it in the same resolve (a request's context and
-  /// transaction, made for one handler): the task-local changes within a synchronous resolve only
-  /// by a synchronous `withScope` (which moves `ThreadContext.ambientGeneration`) or inside
-  /// `body` (which this binding ends before it returns).
   @inlinable @inline(__always)
-  static func withAmbientTaskLocal<Result>(
-    _ owner: Scope, remembered: GraphCacheSlot? = nil, _ body: () throws -> Result
-  ) rethrows -> Result {
-    guard ambientScopeWasBound.load(ordering: .acquiring) else { return try body() }
-    let bound: UInt
-    if let known = remembered?.ambientScope {
-      bound = known
-    } else {
-      bound = ambientScope.get().map { UInt(bitPattern: ObjectIdentifier($0)) } ?? 1
-      remembered?.ambientScope = bound
-    }
-    guard bound != 1, bound != UInt(bitPattern: ObjectIdentifier(owner)) else { return try body() }
+  static func withAmbientTaskLocal<Result>(_ owner: Scope, _ body: () throws -> Result) rethrows -> Result {
+    guard ambientScopeWasBound.load(ordering: .acquiring), let bound = ambientScope.get(), bound !== owner
+    else { return try body() }
     return try ambientScope.withValue(owner, operation: body)
   }
 
@@ -113,9 +98,6 @@ extension Scope {
       ThreadContext.ambientOwner = nil
       defer { ThreadContext.ambientOwner = outerOwner }
       Scope.willBindAmbientScope()
-      // A resolve that runs around this call must not trust what it read of the task-local.
-      ThreadContext.ambientGeneration &+= 1
-      defer { ThreadContext.ambientGeneration &+= 1 }
       result = try Scope.ambientScope.withValue(scope) { try body(scope) }
     } catch {
       throw ScopeExitError.closing(scope, after: error)
