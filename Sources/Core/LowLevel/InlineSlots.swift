@@ -111,6 +111,9 @@ package struct InlineSlots: ~Copyable, Sendable {
       let tag = tag(index)
       if tag == 0 { break }  // slots are tagged in order
       guard tag & InlineSlot.stateMask == InlineSlot.ready else { continue }
+      // Most often a close took the instance already: a load, not an atomic exchange, finds that
+      // (nobody else can reach the slot now).
+      guard instanceWord(index, { $0.load(ordering: .acquiring) }) != 0 else { continue }
       _ = takeInstance(index)
     }
   }

@@ -229,7 +229,7 @@ enum ResolutionNesting {
     // `defer`, run last: keeping the result in a local cost a generic copy of it per resolve.)
     // A scope that never filed a disposal has nothing to move: one flag load, no call.
     defer {
-      if scope.lifecycle.everTookSomething {
+      if scope.lifecycle.everOwnedOrLinked {
         scope.keepFoundDependencies(below: holder.identity, resolved: key)
       }
     }

@@ -288,9 +288,8 @@ extension Scope {
   private func takeOwned(
     _ own: inout DisposalStack, synchronousCloser: UInt, onlyIfAllSynchronous: Bool = false
   ) -> Taken? {
-    guard lifecycle.everTookSomething else {
-      // Nothing to dispose and no linked child was ever taken, and none can be now.
-      if lifecycle.everAskedForLink { detachFromParent() }
+    guard lifecycle.everOwnedOrLinked else {
+      // Nothing to dispose, no linked child was ever taken, and none can be now; never linked.
       return nil
     }
     var overflow: [ScopedSlot] = []
@@ -310,7 +309,7 @@ extension Scope {
     }
     overflow.removeAll()
     guard !(taken.isEmpty && own.isEmpty) else {
-      if lifecycle.everAskedForLink { detachFromParent() }
+      detachFromParent()
       return nil
     }
     return taken

@@ -48,7 +48,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   @usableFromInline let lifecycle = ScopeLifecycle()
   /// Guarded by `stateLock`; reached through `withState`, which makes it on first use. Most
   /// request scopes never need it, and then making and freeing them touches no part of it.
-  @exclusivity(unchecked) private var guardedState: ScopeState?
+  @exclusivity(unchecked) private var guardedState = LazyObject<ScopeState>()
   /// This scope's place in its parent's list of children to close (see ``ChildList``), guarded
   /// by the parent's state lock.
   var siblings = SiblingLinks()
@@ -192,17 +192,14 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   func withState<Result>(_ body: (ScopeState) throws -> Result) rethrows -> Result {
     stateLock.lock()
     defer { stateLock.unlock() }
-    if let state = guardedState { return try body(state) }
-    let state = ScopeState()
-    guardedState = state
-    return try body(state)
+    return try guardedState.withObject(making: ScopeState.init, body)
   }
 
   /// Runs `body` under the state lock, with the guarded state if it was ever made.
   func withStateIfMade<Result>(_ body: (ScopeState?) throws -> Result) rethrows -> Result {
     stateLock.lock()
     defer { stateLock.unlock() }
-    return try body(guardedState)
+    return try guardedState.withObjectIfMade(body)
   }
 
   /// The current snapshots from this scope up to the root, nearest first.

@@ -8,10 +8,10 @@ import Synchronization
   import Darwin
 #endif
 
-/// A scope's life as a state machine: open → closing → closed, never back, with the two facts a
-/// close needs about the scope's past (did it ever take something to dispose, did it ever ask to
-/// be linked into its parent). Transitions are named and return what the caller must do; the
-/// storage (three atomics) is kept apart from the domain code that acts on it.
+/// A scope's life as a state machine: open → closing → closed, never back, with the one fact a
+/// close needs about the scope's past: did it ever take something to dispose or ask to be linked
+/// into its parent. Transitions are named and return what the caller must do; the storage (two
+/// atomics) is kept apart from the domain code that acts on it.
 ///
 /// | state | resolves | makes children, takes instances | a `close()` |
 /// |---|---|---|---|
@@ -48,8 +48,11 @@ package struct ScopeLifecycle: ~Copyable, Sendable {
   }
 
   @usableFromInline let word = Atomic<UInt8>(State.open.rawValue)
-  private let tookSomething = Atomic<Bool>(false)
-  private let askedForLink = Atomic<Bool>(false)
+  /// Whether the scope ever took something to dispose or asked to be linked into its parent: one
+  /// fact, not two, because a scope below the root that takes something asks to be linked first
+  /// (and one that is linked takes what its children leave), so recording the second cost an
+  /// atomic exchange on every request that owns a disposable and told a close nothing new.
+  private let ownedOrLinked = Atomic<Bool>(false)
 
   package init() {}
 
@@ -74,7 +77,7 @@ package struct ScopeLifecycle: ~Copyable, Sendable {
       expected: State.open.rawValue, desired: State.closing.rawValue, ordering: .sequentiallyConsistent
     ).exchanged
     guard began else { return .anotherCloseRuns }
-    return everTookSomething || everAskedForLink ? .dispose : .nothingToDispose
+    return everOwnedOrLinked ? .dispose : .nothingToDispose
   }
 
   /// closing → closed: everything the close depends on is disposed; waiting closes may return.
@@ -84,31 +87,29 @@ package struct ScopeLifecycle: ~Copyable, Sendable {
 
   /// Records that the scope is about to take something to dispose (an instance or a linked
   /// child), then says whether it may: only while open. Called under the scope's state lock.
+  package func takeOwnership() -> Bool { recordOwnedOrLinked() }
+
+  /// Records that the scope asks to be linked into its parent, then says whether it may: only
+  /// while open.
+  package func requestLink() -> Bool { recordOwnedOrLinked() }
+
+  /// Records the fact, then reads the state.
   ///
   /// Once the fact is recorded, it is read instead of written again: the container takes
   /// ownership of a linked child on every request that owns a disposable, and rewriting its flag
   /// cost an atomic exchange on a line every thread shares. The read is sequentially consistent,
   /// so the order argument holds: the store that recorded the fact precedes it in the total
   /// order, and a close whose state write comes after this thread's state read sees the fact.
-  package func takeOwnership() -> Bool {
-    if !tookSomething.load(ordering: .sequentiallyConsistent) {
-      tookSomething.store(true, ordering: .sequentiallyConsistent)
+  private func recordOwnedOrLinked() -> Bool {
+    if !ownedOrLinked.load(ordering: .sequentiallyConsistent) {
+      ownedOrLinked.store(true, ordering: .sequentiallyConsistent)
     }
     return isOpenInOrder
   }
 
-  /// Records that the scope asks to be linked into its parent, then says whether it may: only
-  /// while open.
-  package func requestLink() -> Bool {
-    askedForLink.store(true, ordering: .sequentiallyConsistent)
-    return isOpenInOrder
-  }
-
-  /// Whether the scope ever took something to dispose (or a linked child).
-  package var everTookSomething: Bool { tookSomething.load(ordering: .sequentiallyConsistent) }
-
-  /// Whether the scope ever asked to be linked into its parent.
-  package var everAskedForLink: Bool { askedForLink.load(ordering: .sequentiallyConsistent) }
+  /// Whether the scope ever took something to dispose (an instance or a linked child) or asked
+  /// to be linked into its parent.
+  package var everOwnedOrLinked: Bool { ownedOrLinked.load(ordering: .sequentiallyConsistent) }
 }
 
 /// The scopes whose asynchronous close is running in the current task, innermost first: a

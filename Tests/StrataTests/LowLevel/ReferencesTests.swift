@@ -36,6 +36,56 @@ extension LowLevel {
       #expect(watched == nil, "the slot gave its retain back")
     }
 
+    @Test func aLazyObjectIsMadeOnceOnFirstUseAndFreedWithItsOwner() {
+      final class Made {}
+      weak var watched: Made?
+      var makes = 0
+      do {
+        var lazy = LazyObject<Made>()
+        let before = lazy.withObjectIfMade { $0 == nil }
+        #expect(before, "nothing is made before first use")
+        let make = {
+          makes += 1
+          return Made()
+        }
+        let first = lazy.withObject(making: make) { object in
+          watched = object
+          return ObjectIdentifier(object)
+        }
+        let second = lazy.withObject(making: make) { ObjectIdentifier($0) }
+        let seen = lazy.withObjectIfMade { $0.map(ObjectIdentifier.init) }
+        #expect(first == second && seen == first, "the same object every time")
+        #expect(makes == 1)
+        #expect(watched != nil, "kept while its owner lives")
+        _ = consume lazy
+      }
+      #expect(watched == nil, "released with its owner, once")
+    }
+
+    /// What a scope keeps in its guarded state (the snapshots it published, its linked children)
+    /// goes when the scope goes.
+    @Test func aClosedScopesStateIsFreedWithIt() throws {
+      final class Captured: Sendable {}
+      final class Service: Sendable {}
+      weak var watched: Captured?
+      let container = Container()
+      do {
+        let captured = Captured()
+        watched = captured
+        let session = try container.makeScope(.session) { registry in
+          registry.register(Service.self) { _ in
+            _ = captured
+            return Service()
+          }
+        }
+        let request = try session.makeScope(.request)
+        _ = try request.resolve(Service.self)
+        try session.close()
+      }
+      #expect(watched == nil, "the session's published snapshot was freed with the session")
+      try container.close()
+    }
+
     @Test func eachResolveGetsItsOwnCache() {
       let (outer, inner) = GraphCacheSlot.with { outer in
         GraphCacheSlot.with { inner in (ObjectIdentifier(outer.cache), ObjectIdentifier(inner.cache)) }

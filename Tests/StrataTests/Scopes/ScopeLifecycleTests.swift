@@ -54,11 +54,14 @@ private final class SharedLifecycle: Sendable {
     let linked = ScopeLifecycle()
     let mayLink = linked.requestLink()
     let linkedStart = linked.beginClose()
-    let askedForLink = linked.everAskedForLink
-    let tookSomething = linked.everTookSomething
+    let linkedRecorded = linked.everOwnedOrLinked
     #expect(mayLink)
     #expect(linkedStart == .dispose)
-    #expect(askedForLink && !tookSomething)
+    #expect(linkedRecorded)
+
+    let untouched = ScopeLifecycle()
+    let untouchedRecorded = untouched.everOwnedOrLinked
+    #expect(!untouchedRecorded)
   }
 
   @Test func nothingMayBeTakenOnceClosingBegan() {
