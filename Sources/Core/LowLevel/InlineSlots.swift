@@ -42,6 +42,14 @@ package struct InlineSlots: ~Copyable, Sendable {
   @inlinable @inline(__always)
   package func tag(_ index: Int) -> UInt { tagWord(index) { $0.load(ordering: .acquiring) } }
 
+  /// ``tag(_:)``, read in the total order of sequentially consistent operations: for a close's
+  /// scan, which must see a tag published before a creator's fence (see
+  /// `Scope.releaseCachedInstances()`).
+  @inlinable @inline(__always)
+  package func tagInOrder(_ index: Int) -> UInt {
+    tagWord(index) { $0.load(ordering: .sequentiallyConsistent) }
+  }
+
   /// The thread creating slot `index`'s instance; 0 if none is (yet, or any more).
   @inlinable @inline(__always)
   package func creator(_ index: Int) -> UInt { creatorWord(index) { $0.load(ordering: .acquiring) } }

@@ -174,9 +174,10 @@ extension Scope {
   /// close skipped the slot, which was being created). An overflow slot needs nothing: the close
   /// takes the whole overflow table, so a late instance is never stored there.
   ///
-  /// The fence orders the publication before the load of the flag, as the close's announcement
-  /// orders its flag before it scans the slots: one of the two sees the other, and whichever
-  /// takes the instance first takes it alone (an exchange).
+  /// The fence orders the publication before the load of the flag; the close sets its flag with a
+  /// sequentially consistent exchange and scans the tags with sequentially consistent loads: one
+  /// of the two sees the other, and whichever takes the instance first takes it alone (an
+  /// exchange).
   @inlinable @inline(__always)
   final func releaseIfClosing(slot: Int) {
     guard slot >= 0 else { return }

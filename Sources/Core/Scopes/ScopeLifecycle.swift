@@ -262,16 +262,27 @@ extension Scope {
   /// someone still holds keeps nothing alive. Not for the root (see ``readingCache(_:)``).
   func releaseCachedInstances() {
     guard !links.isRoot else { return }
-    // Orders `closing` before the scan of the slots and the attempts at each creation lock: a
-    // creator that publishes after the scan sees `closing` and releases what it made itself
-    // (`releaseIfClosing(slot:)`, `releaseIfClosing(_:)`), each side's fence against the other's.
-    atomicMemoryFence(ordering: .sequentiallyConsistent)
     // Readers first: one that announced itself before the close began may still be reading a
     // singleton's cell or a slot, and clearing either under it would free what it is retaining.
+    // (Both sides' operations are sequentially consistent: the reader's announcement and its
+    // load of `lifecycle`, and the close's change of `lifecycle` and this load.)
     while cacheReaders.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
-    if !registry.isEmpty { releaseOwnSingletons() }
+    if !registry.isEmpty {
+      // Orders `closing` before the attempts at each creation lock: a creator that releases the
+      // lock after them sees `closing` and releases what it made itself (`releaseIfClosing(_:)`),
+      // each side's fence against the other's.
+      atomicMemoryFence(ordering: .sequentiallyConsistent)
+      releaseOwnSingletons()
+    }
+    // The slots need no fence (it cost an atomic operation per request): the close changed
+    // `lifecycle` with a sequentially consistent exchange before it got here (in this thread, or
+    // in the one that started the task finishing this close), and reads each tag sequentially
+    // consistently; a creator publishes its tag, then fences, then loads `lifecycle`
+    // (`releaseIfClosing(slot:)`). If this scan missed a tag, it precedes the creator's fence in
+    // the total order, and so does the close's exchange before it, which the creator's load then
+    // sees: whichever takes the instance first takes it alone (an exchange).
     for index in 0..<InlineSlots.count {
-      let tag = inlineSlots.tag(index)
+      let tag = inlineSlots.tagInOrder(index)
       if tag == 0 { return }  // slots are taken in order, overflow only past them
       guard tag & InlineSlot.stateMask == InlineSlot.ready else { continue }
       // Readers are out and see `closing`; only `deinit` reads a ready slot after this. No lock
