@@ -134,7 +134,10 @@ extension Scope {
     let target = ScopedCreation(scope: self, registration: registration.identity)
     try WaitGraph.shared.beginWaiting(thread, for: target, key: registration.key)
     defer { WaitGraph.shared.endWaiting(thread) }
-    while creator(of: registration.identity) == holder { sched_yield() }
+    // Blocked, not spinning: a factory that opens a connection may run for milliseconds, and a
+    // spinning waiter kept a core busy all that time (see `WaitCondition`).
+    Scope.scopedCreationCondition.wait(
+      until: { creator(of: registration.identity) != holder }, countedIn: Scope.scopedCreationWaiters)
   }
 
   /// The thread creating the instance of the registration numbered `identity`; 0 if none is.
@@ -178,12 +181,36 @@ extension Scope {
   /// sequentially consistent exchange and scans the tags with sequentially consistent loads: one
   /// of the two sees the other, and whichever takes the instance first takes it alone (an
   /// exchange).
+  ///
+  /// Then wakes the threads waiting for a creation to end, if any wait (see
+  /// ``scopedCreationEnded()``): the same fence orders the publication before the load of their
+  /// count.
   @inlinable @inline(__always)
   final func releaseIfClosing(slot: Int) {
-    guard slot >= 0 else { return }
+    guard slot >= 0 else { return Scope.scopedCreationEnded() }
     atomicMemoryFence(ordering: .sequentiallyConsistent)
     if isClosing { releaseLateScoped(slot: slot) }
+    if Scope.scopedCreationWaiters.load(ordering: .relaxed) != 0 { Scope.wakeScopedCreationWaiters() }
   }
+
+  /// How many threads wait in ``waitForScoped(_:holder:thread:)`` for another thread's creation of
+  /// a scoped instance to end (a count beside ``scopedCreationCondition``, read on every creation
+  /// without touching it).
+  @usableFromInline static let scopedCreationWaiters = Atomic<Int>(0)
+
+  /// Where threads waiting for another thread's creation of a scoped instance block.
+  static let scopedCreationCondition = WaitCondition()
+
+  /// After a creation of a scoped instance ended some other way than publishing an inline slot
+  /// (an overflow slot published, a slot given up): wakes the threads waiting for it, if any.
+  @usableFromInline
+  static func scopedCreationEnded() {
+    atomicMemoryFence(ordering: .sequentiallyConsistent)
+    if scopedCreationWaiters.load(ordering: .relaxed) != 0 { wakeScopedCreationWaiters() }
+  }
+
+  @usableFromInline
+  static func wakeScopedCreationWaiters() { scopedCreationCondition.wakeAll() }
 
   @usableFromInline
   final func releaseLateScoped(slot: Int) {
@@ -225,9 +252,11 @@ extension Scope {
         return state.scoped.filter(isGivenUp)
       }
       _ = consume dropped  // freed here, after the lock: an instance's `deinit` may use this scope
+      Scope.scopedCreationEnded()
       return
     }
     inlineSlots.vacate(slot, for: id)
+    Scope.scopedCreationEnded()
   }
 
   /// Takes a new shared instance into this scope's disposal stack.
