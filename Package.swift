@@ -29,7 +29,8 @@ let package = Package(
       swiftSettings: strictSettings),
     .executableTarget(
       name: "StrataBenchmarks", dependencies: ["Strata", "StrataModules"], path: "Benchmarks",
-      exclude: ["generate-startup-graph.py", "readme-table.py"], swiftSettings: strictSettings),
+      exclude: ["callgrind-atomics.py", "generate-startup-graph.py", "readme-table.py"],
+      swiftSettings: strictSettings),
     .testTarget(
       name: "StrataTests", dependencies: ["Strata"], path: "Tests/StrataTests",
       swiftSettings: strictSettings),

@@ -12,6 +12,15 @@ import Testing
 /// A connection whose factory takes a while, as opening one does.
 private final class SlowConnection: Sendable {}
 
+/// A connection that counts its disposals.
+private final class CountedConnection: Disposable, Sendable {
+  private let disposed: Locked<Int>
+
+  init(disposed: Locked<Int>) { self.disposed = disposed }
+
+  func dispose() { disposed.withLock { $0 += 1 } }
+}
+
 /// The processor time the calling thread has used, in seconds.
 private func threadProcessorTime() -> Double {
   var time = timespec()
@@ -71,6 +80,36 @@ private func threadProcessorTime() -> Double {
       "the waiting thread used \(result.processorSeconds) s of processor time while the factory ran \(factorySeconds) s"
     )
     try request.close()
+  }
+
+  /// A request handler that fans out: its child tasks all ask for the request's connection while
+  /// the first opens it. They share one connection, which the request's close disposes once.
+  @Test func aRequestsChildTasksAskingForItsConnectionAtOnceShareOneDisposedOnce() async throws {
+    let made = Locked(0)
+    let disposed = Locked(0)
+    let container = try Container { registry in
+      registry.register(CountedConnection.self, lifetime: .scoped(.request)) { _ in
+        made.withLock { $0 += 1 }
+        usleep(50_000)  // opening it takes a while
+        return CountedConnection(disposed: disposed)
+      }
+    }
+    for _ in 0..<5 {
+      let identities = try await container.withScope(.request) { request in
+        try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
+          for _ in 0..<8 {
+            group.addTask { ObjectIdentifier(try request.resolve(CountedConnection.self)) }
+          }
+          var identities: Set<ObjectIdentifier> = []
+          for try await identity in group { identities.insert(identity) }
+          return identities
+        }
+      }
+      #expect(identities.count == 1, "the request's tasks got \(identities.count) connections")
+    }
+    #expect(made.withLock { $0 } == 5, "one connection per request")
+    #expect(disposed.withLock { $0 } == 5, "each disposed once, when its request closed")
+    try await container.close()
   }
 
   /// The waiter of a creation that fails is woken and makes the instance itself.
