@@ -110,12 +110,12 @@ extension Scope {
       // Here, newest first, up to the first asynchronous instance.
       while let disposal = disposals.popNewest() {
         guard disposed.isFirst(disposal) else { continue }
-        guard case .sync(let disposable) = disposal.action else {
+        guard !disposal.isAsync else {
           errors.append(DisposalError(key: disposal.key, underlying: AsyncDisposalRequired()))
           background.append(disposal)
           break
         }
-        do { try disposable.dispose() } catch {
+        do { try disposal.disposeIfSynchronous() } catch {
           errors.append(DisposalError(key: disposal.key, underlying: error))
         }
       }
@@ -339,7 +339,7 @@ extension Scope {
   /// Disposes an instance nobody will receive: synchronously, or, for an ``AsyncDisposable``, in a
   /// background task (reported as ``AsyncDisposalRequired``, since its errors cannot be).
   static func disposeNow(_ disposal: Disposal) -> [any Error] {
-    guard case .async = disposal.action else { return runSync([disposal]) }
+    guard disposal.isAsync else { return runSync([disposal]) }
     Task { _ = await runAsync([disposal]) }
     return [DisposalError(key: disposal.key, underlying: AsyncDisposalRequired())]
   }
@@ -347,9 +347,8 @@ extension Scope {
   /// Runs synchronous disposers in the given order, collecting their errors.
   static func runSync(_ disposals: [Disposal]) -> [any Error] {
     var errors: [any Error] = []
-    for disposal in disposals {
-      guard case .sync(let disposable) = disposal.action else { continue }
-      do { try disposable.dispose() } catch {
+    for disposal in disposals where !disposal.isAsync {
+      do { try disposal.disposeIfSynchronous() } catch {
         errors.append(DisposalError(key: disposal.key, underlying: error))
       }
     }
@@ -361,12 +360,7 @@ extension Scope {
     var errors: [any Error] = []
     var disposed = DisposedObjects(count: disposals.count)
     for disposal in disposals where disposed.isFirst(disposal) {
-      do {
-        switch disposal.action {
-        case .sync(let disposable): try disposable.dispose()
-        case .async(let disposable): try await disposable.dispose()
-        }
-      } catch {
+      do { try await disposal.dispose() } catch {
         errors.append(DisposalError(key: disposal.key, underlying: error))
       }
     }
