@@ -207,18 +207,27 @@ extension Scope {
 
   /// Suspends until another close of this scope has run to its end. Cancellation does not end the
   /// wait early: the caller relies on everything being disposed. The wait never blocks a thread
-  /// (the close it waits for may need one of the few the task pool has): a cancelled task, whose
-  /// `Task.sleep` returns at once, yields instead.
+  /// (the close it waits for may need one of the few the task pool has), and never keeps one busy
+  /// either, cancelled or not (see ``pause(microseconds:)``).
   func waitUntilClosed() async {
     guard !isFullyClosed, !isClosedByCaller else { return }
     var pause = 20
     while !isFullyClosed {
-      if Task.isCancelled {
-        await Task.yield()
-      } else {
-        try? await Task.sleep(for: .microseconds(pause))
-        pause = min(pause * 2, 1_000)
-      }
+      await Scope.pause(microseconds: pause)
+      pause = min(pause * 2, 1_000)
+    }
+  }
+
+  /// Suspends for about `microseconds`, in a cancelled task too. A cancelled task's `Task.sleep`
+  /// returns at once: looping on it (or on `Task.yield()`, as this wait did) kept a thread of the
+  /// pool busy for as long as the other close ran, a server's shutdown cancelling its requests
+  /// while the container closed them. So a cancelled task sleeps in a task of its own, which
+  /// nobody cancels.
+  private static func pause(microseconds: Int) async {
+    if Task.isCancelled {
+      await Task { try? await Task.sleep(for: .microseconds(microseconds)) }.value
+    } else {
+      try? await Task.sleep(for: .microseconds(microseconds))
     }
   }
 }
