@@ -18,6 +18,7 @@ public struct ServiceKey: Hashable, Sendable, CustomStringConvertible {
     self.name = name
   }
 
+  @usableFromInline
   init<Service, each Argument>(
     _ service: Service.Type, arguments: repeat (each Argument).Type, name: AnyServiceName?
   ) {

@@ -28,7 +28,7 @@ extension Registrar {
   ///   - line: The line of the registration; recorded for errors. Leave the default.
   ///   - factory: Makes an instance, as in ``register(_:name:lifetime:fileID:line:factory:)-(_,_,Lifetime,_,_,_)``.
   /// - Returns: A handle to add forwards or an activation hook.
-  @discardableResult
+  @inlinable @discardableResult
   public func register<Service: Sendable, each Argument>(
     _ type: Service.Type,
     name: (any Hashable & Sendable)? = nil,
@@ -59,7 +59,7 @@ extension Registrar {
   ///   - line: The line of the registration; recorded for errors. Leave the default.
   ///   - factory: Makes an instance.
   /// - Returns: A handle to add forwards or an activation hook.
-  @discardableResult
+  @inlinable @discardableResult
   public func register<Service, each Argument>(
     _ type: Service.Type,
     name: (any Hashable & Sendable)? = nil,
@@ -74,6 +74,8 @@ extension Registrar {
       location: SourceLocation(fileID, line), factory: factory)
   }
 
+  /// Inlined into the caller, as ``stageFactory(name:lifetime:location:factory:)`` is.
+  @inlinable
   func stageDeclared<Service, each Argument>(
     name: (any Hashable & Sendable)?, lifetime: Lifetime, dependencies: [ServiceDependency],
     location: SourceLocation,
@@ -83,7 +85,7 @@ extension Registrar {
       key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
       lifetime: lifetime, location: location,
       dependencies: { [] }, factory: factory)  // the declaration is kept in the attributes alone
-    registration.attributes.declaredDependencies = dependencies
+    registration.declare(dependencies)
     return stage(registration)
   }
 

@@ -56,7 +56,7 @@ public final class Registrar {
   ///   - factory: Makes an instance. It may throw; the error reaches the caller of `resolve`
   ///     wrapped with the resolution path.
   /// - Returns: A handle to add forwards or an activation hook.
-  @discardableResult
+  @inlinable @discardableResult
   public func register<Service: Sendable, each Argument>(
     _ type: Service.Type,
     name: (any Hashable & Sendable)? = nil,
@@ -91,7 +91,7 @@ public final class Registrar {
   ///   - line: The line of the registration; recorded for errors. Leave the default.
   ///   - factory: Makes an instance.
   /// - Returns: A handle to add forwards or an activation hook.
-  @discardableResult
+  @inlinable @discardableResult
   public func register<Service, each Argument>(
     _ type: Service.Type,
     name: (any Hashable & Sendable)? = nil,
@@ -105,6 +105,11 @@ public final class Registrar {
       factory: factory)
   }
 
+  /// Inlined into the caller, so that code registering a concrete service type makes its
+  /// registration there, with the registration class's metadata cached at the call site: called
+  /// from a generic function, every registration asked the Swift runtime for it (a hash-map search
+  /// of about 600 instructions).
+  @inlinable
   func stageFactory<Service, each Argument>(
     name: (any Hashable & Sendable)?, lifetime: Lifetime, location: SourceLocation,
     factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
