@@ -54,61 +54,24 @@ public protocol AsyncDisposable {
 /// `@unchecked Sendable`: the instance is only touched by the closing scope, once, after every
 /// reference the scope handed out was made; concurrent use by the service's other holders is
 /// the service's own business, as it is for any shared instance.
-///
-/// The object and the closure that disposes it are two plain fields (not one enum payload): a
-/// disposer then runs on the disposal's own object, where binding the pair out of an enum copied
-/// it around the call (a retain and a release of the instance per disposal).
 @usableFromInline
 struct Disposal: @unchecked Sendable {
-  /// The closure that unboxes ``object`` and runs its `dispose()`.
   @usableFromInline
   enum Action {
-    case sync((AnyObject) throws -> Void)
-    case async((AnyObject) async throws -> Void)
+    case sync(SyncDisposer)
+    case async(AsyncDisposer)
   }
 
   @usableFromInline let key: ServiceKey
   /// The ``AnyRegistration/identity`` of the registration that made the instance.
   @usableFromInline let registration: UInt
-  /// The instance (a class instance itself; a value in a box of its own).
-  @usableFromInline let object: AnyObject
   @usableFromInline let action: Action
 
-  /// The disposal of a ``Disposable`` instance: `disposer`'s object and closure, made together.
   @usableFromInline
-  init(key: ServiceKey, registration: UInt, disposer: SyncDisposer) {
+  init(key: ServiceKey, registration: UInt, action: Action) {
     self.key = key
     self.registration = registration
-    object = disposer.object
-    action = .sync(disposer.run)
-  }
-
-  /// The disposal of an ``AsyncDisposable`` instance: `disposer`'s object and closure.
-  @usableFromInline
-  init(key: ServiceKey, registration: UInt, disposer: AsyncDisposer) {
-    self.key = key
-    self.registration = registration
-    object = disposer.object
-    action = .async(disposer.run)
-  }
-
-  /// Whether the instance is an ``AsyncDisposable``.
-  var isAsync: Bool {
-    if case .async = action { true } else { false }
-  }
-
-  /// Runs the instance's `dispose()` if it is a ``Disposable``; does nothing for an
-  /// ``AsyncDisposable`` (see ``isAsync``).
-  func disposeIfSynchronous() throws {
-    if case .sync(let run) = action { try run(object) }
-  }
-
-  /// Runs the instance's `dispose()`, awaiting it for an ``AsyncDisposable``.
-  func dispose() async throws {
-    switch action {
-    case .sync(let run): try run(object)
-    case .async(let run): try await run(object)
-    }
+    self.action = action
   }
 
   /// The disposal an instance needs, if any. Called once per shared instance, when it is created.
@@ -150,17 +113,19 @@ struct Disposal: @unchecked Sendable {
       // The static type's conformance, when it has one: the compiler resolves this cast.
       if let type = Instance.self as? any AsyncDisposable.Type {
         return Disposal(
-          key: key, registration: registration, disposer: AsyncDisposer(ObjectBox.box(instance), as: type))
+          key: key, registration: registration,
+          action: .async(AsyncDisposer(ObjectBox.box(instance), as: type)))
       }
       guard let disposable = instance as? any AsyncDisposable else { return nil }
-      return Disposal(key: key, registration: registration, disposer: AsyncDisposer(disposable))
+      return Disposal(key: key, registration: registration, action: .async(AsyncDisposer(disposable)))
     case .sync:
       if let type = Instance.self as? any Disposable.Type {
         return Disposal(
-          key: key, registration: registration, disposer: SyncDisposer(ObjectBox.box(instance), as: type))
+          key: key, registration: registration, action: .sync(SyncDisposer(ObjectBox.box(instance), as: type))
+        )
       }
       guard let disposable = instance as? any Disposable else { return nil }
-      return Disposal(key: key, registration: registration, disposer: SyncDisposer(disposable))
+      return Disposal(key: key, registration: registration, action: .sync(SyncDisposer(disposable)))
     }
   }
 }
@@ -188,6 +153,9 @@ struct SyncDisposer {
     self.object = object
     run = { try ObjectBox.unbox($0, as: Instance.self).dispose() }
   }
+
+  /// Runs the instance's `dispose()`.
+  func dispose() throws { try run(object) }
 }
 
 /// An ``AsyncDisposable`` instance, as an object and the closure that unboxes it and awaits
@@ -208,6 +176,9 @@ struct AsyncDisposer {
     self.object = object
     run = { try await ObjectBox.unbox($0, as: Instance.self).dispose() }
   }
+
+  /// Runs the instance's `dispose()`.
+  func dispose() async throws { try await run(object) }
 }
 
 /// A disposer's error, with the service it came from.

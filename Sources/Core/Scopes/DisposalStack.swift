@@ -133,6 +133,21 @@ struct DisposalEntry {
   let object: ObjectIdentifier
 }
 
+extension Disposal {
+  /// Whether the instance is an ``AsyncDisposable``.
+  var isAsync: Bool {
+    if case .async = action { true } else { false }
+  }
+
+  /// The instance (a class instance itself; a value in a box of its own).
+  var object: AnyObject {
+    switch action {
+    case .sync(let disposer): disposer.object
+    case .async(let disposer): disposer.object
+    }
+  }
+}
+
 /// The objects a close has disposed so far: one object filed under two keys (a concrete
 /// registration and a protocol registration resolving it) is disposed once, at its newest
 /// position. Values are boxed each time they are filed, so they are never taken for each other.

@@ -110,12 +110,12 @@ extension Scope {
       // Here, newest first, up to the first asynchronous instance.
       while let disposal = disposals.popNewest() {
         guard disposed.isFirst(disposal) else { continue }
-        guard !disposal.isAsync else {
+        guard case .sync(let disposable) = disposal.action else {
           errors.append(DisposalError(key: disposal.key, underlying: AsyncDisposalRequired()))
           background.append(disposal)
           break
         }
-        do { try disposal.disposeIfSynchronous() } catch {
+        do { try disposable.dispose() } catch {
           errors.append(DisposalError(key: disposal.key, underlying: error))
         }
       }
@@ -339,7 +339,7 @@ extension Scope {
   /// Disposes an instance nobody will receive: synchronously, or, for an ``AsyncDisposable``, in a
   /// background task (reported as ``AsyncDisposalRequired``, since its errors cannot be).
   static func disposeNow(_ disposal: Disposal) -> [any Error] {
-    guard disposal.isAsync else { return runSync([disposal]) }
+    guard case .async = disposal.action else { return runSync([disposal]) }
     Task { _ = await runAsync([disposal]) }
     return [DisposalError(key: disposal.key, underlying: AsyncDisposalRequired())]
   }
@@ -347,8 +347,9 @@ extension Scope {
   /// Runs synchronous disposers in the given order, collecting their errors.
   static func runSync(_ disposals: [Disposal]) -> [any Error] {
     var errors: [any Error] = []
-    for disposal in disposals where !disposal.isAsync {
-      do { try disposal.disposeIfSynchronous() } catch {
+    for disposal in disposals {
+      guard case .sync(let disposable) = disposal.action else { continue }
+      do { try disposable.dispose() } catch {
         errors.append(DisposalError(key: disposal.key, underlying: error))
       }
     }
@@ -360,7 +361,12 @@ extension Scope {
     var errors: [any Error] = []
     var disposed = DisposedObjects(count: disposals.count)
     for disposal in disposals where disposed.isFirst(disposal) {
-      do { try await disposal.dispose() } catch {
+      do {
+        switch disposal.action {
+        case .sync(let disposable): try disposable.dispose()
+        case .async(let disposable): try await disposable.dispose()
+        }
+      } catch {
         errors.append(DisposalError(key: disposal.key, underlying: error))
       }
     }
