@@ -29,6 +29,17 @@ extension Workload {
       naive: { count in for _ in 0..<count { blackHole(try naiveRequest(naive)) } })
   }
 
+  /// `server-request` on 2 threads at once (wall time over all requests), as a server handles
+  /// requests: every request that owns a disposable links itself into the container's list of
+  /// children (under the container's lock) and unlinks when it closes, and retains the container,
+  /// so this measures what the request threads share.
+  static let concurrentServerRequest = Workload(
+    id: "concurrent-server-request",
+    summary: "server-request on 2 threads at once (wall time / all requests)", threads: 2
+  ) { options in
+    try serverRequest.setup(options)
+  }
+
   /// `server-request` through the asynchronous `withScope(.request) { … }`, from a nonisolated
   /// async function.
   ///
