@@ -73,10 +73,12 @@ private func threadProcessorTime() -> Double {
     #expect(waiterDone.wait(timeout: .now() + 30) == .success)
     let result = try #require(waited.value)
     #expect(result.instance != nil && result.instance == created.value, "one instance for both threads")
-    // A waiter that spins (it did, with `sched_yield`) uses about all of the factory's time; one
-    // that blocks uses a few milliseconds (it wakes on its own every few, to check again).
+    // A waiter that spins (it did, with `sched_yield`) uses about all of the factory's time on an
+    // idle machine, and 0.14 s of 0.4 s with a build competing for both cores; one that blocks
+    // uses a few milliseconds (it wakes on its own every few, to check again), and 0.04 s with the
+    // whole test suite running beside it (a clean-clone CI run failed at the limit of a tenth).
     #expect(
-      result.processorSeconds < factorySeconds / 10,
+      result.processorSeconds < factorySeconds / 4,
       "the waiting thread used \(result.processorSeconds) s of processor time while the factory ran \(factorySeconds) s"
     )
     try request.close()
