@@ -10,6 +10,9 @@ import Testing
 
 /// A task executor with one thread of its own, whose processor time it reports: what a task that
 /// prefers it does between its suspensions runs on that thread and nowhere else.
+///
+/// `@unchecked Sendable`: `jobs`, `stopped` and `clock` are read and written only under
+/// `condition`'s lock.
 private final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
   private let condition = NSCondition()
   private var jobs: [UnownedJob] = []
