@@ -46,6 +46,9 @@ typedef struct strata_thread_state {
   /// running, or 0: a disposer that closes it or one of its ancestors must not wait for a close
   /// that itself waits for this one.
   uintptr_t closing_scope;
+  /// Which shard of a parent's list of children the scopes this thread makes use (see
+  /// `ChildShards`); 0 until the thread makes its first child scope.
+  uint32_t child_shard;
 } strata_thread_state_t;
 
 extern _Thread_local strata_thread_state_t strata_thread_state_storage;

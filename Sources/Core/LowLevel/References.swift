@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A scope reached without reference counting: what the read path passes around instead of
 /// `Scope` itself, because retaining and releasing the scope on every lookup cost about a third
 /// of a resolve and kept two threads from scaling.
@@ -194,5 +196,48 @@ package struct LazyObject<Object: AnyObject>: ~Copyable {
       made = object
     }
     return try object._withUnsafeGuaranteedRef(body)
+  }
+}
+
+/// An object made on first use by whichever thread needs it first, published with one
+/// compare-and-exchange, and reached afterwards with one acquiring load: no lock, no reference
+/// counting. What a scope keeps its children to close in, which threads linking children reach
+/// at once.
+///
+/// **Invariant.** Once published, the object is never replaced, and it is released only in
+/// `deinit`, so it lives as long as the owner that holds this value. A thread that loses the race
+/// to publish releases its own object before anyone else could have seen it.
+package struct PublishedObject<Object: AnyObject & Sendable>: ~Copyable, Sendable {
+  private let word = Atomic<Unmanaged<Object>?>(nil)
+
+  package init() {}
+
+  deinit { word.load(ordering: .acquiring)?.release() }
+
+  /// Runs `body` on the object, without a retain; `nil` if it was never made.
+  package func withObjectIfMade<Result>(_ body: (Object?) throws -> Result) rethrows -> Result {
+    guard let made = word.load(ordering: .acquiring) else { return try body(nil) }
+    return try made._withUnsafeGuaranteedRef { try body($0) }
+  }
+
+  /// Runs `body` on the object, made by `make` and published first if it was never made; without
+  /// a retain.
+  package func withObject<Result>(
+    making make: () -> Object, _ body: (Object) throws -> Result
+  ) rethrows -> Result {
+    if let made = word.load(ordering: .acquiring) {
+      return try made._withUnsafeGuaranteedRef(body)
+    }
+    return try publish(make())._withUnsafeGuaranteedRef(body)
+  }
+
+  /// Publishes `object` unless another thread published first; returns what is published.
+  private func publish(_ object: Object) -> Unmanaged<Object> {
+    let made = Unmanaged.passRetained(object)
+    let (exchanged, original) = word.compareExchange(
+      expected: nil, desired: made, ordering: .acquiringAndReleasing)
+    guard !exchanged, let original else { return made }
+    made.release()
+    return original
   }
 }

@@ -1,4 +1,5 @@
 import CStrataThreadState
+import Synchronization
 
 /// What Strata remembers per thread while resolves run on it: how deep `Lazy`/`Provider` resolves
 /// nest, which scope a shared instance's factory runs for, which shared instance a running
@@ -77,6 +78,25 @@ enum ThreadContext {
     let state = strata_thread_state()
     guard state.pointee.ambient_owner == scope.address else { return nil }
     return state.pointee.ambient_holder.map { RegistrationRef(unmanaged: .fromOpaque($0)) }
+  }
+
+  /// The shard of a parent's list of children that the child scopes made on this thread use
+  /// (see ``ChildShards``): handed out in turn to threads as each makes its first child scope, so
+  /// that up to as many threads as there are shards each have one of their own. Never 0.
+  static var childShard: UInt32 {
+    let assigned = strata_thread_state().pointee.child_shard
+    if _fastPath(assigned != 0) { return assigned }
+    return assignChildShard()
+  }
+
+  /// The next thread's shard, counting from 1 (wrapping past 0).
+  private static let nextChildShard = Atomic<UInt32>(0)
+
+  private static func assignChildShard() -> UInt32 {
+    var assigned = nextChildShard.wrappingAdd(1, ordering: .relaxed).newValue
+    if assigned == 0 { assigned = nextChildShard.wrappingAdd(1, ordering: .relaxed).newValue }
+    strata_thread_state().pointee.child_shard = assigned
+    return assigned
   }
 
   /// Whether the caller runs so near this thread's stack end that a resolve must stop with an

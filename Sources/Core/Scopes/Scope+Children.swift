@@ -73,12 +73,15 @@ extension Scope {
     guard let parent = links.parent else { return !isClosing }
     return parent.with { parent in
       guard parent.ensureLinked() else { return false }
-      return parent.withState { state in
-        guard parent.lifecycle.takeOwnership() else { return false }
-        guard !siblings.isLinked else { return true }
-        guard lifecycle.requestLink() else { return false }
-        state.children.link(self)
-        return true
+      let isRoot = parent.links.isRoot
+      return parent.childShards.withObject(making: { ChildShards(isRoot: isRoot) }) { shards in
+        shards.withShard(of: self) { shard in
+          guard parent.lifecycle.takeOwnership() else { return false }
+          guard !siblings.isLinked else { return true }
+          guard lifecycle.requestLink() else { return false }
+          shard.children.link(self)
+          return true
+        }
       }
     }
   }
@@ -87,19 +90,19 @@ extension Scope {
   ///
   /// At the end of a synchronous close, `left` is what that close left to a background task (see
   /// ``LeftDisposal``): it is kept here first, for a close of this scope that waited for this one,
-  /// and handed to the parent if this scope was still linked there, under the lock the parent's
-  /// close takes its children under: either that close took this scope as a child (and follows
+  /// and handed to the parent if this scope was still linked there, under the lock of the shard
+  /// the parent's close takes this scope under: either that close took this scope as a child (and follows
   /// what it left through it), or it finds the task in its list and waits for it.
   func detachFromParent(leaving left: LeftDisposal? = nil) {
     if let left { withState { $0.leftBehind = left } }
     guard let parent = links.parent else { return }
     let wasLinked = parent.with { parent in
-      parent.withStateIfMade { state in
-        guard let state, state.children.unlink(self) else { return false }
-        if let left {
-          state.childrenLeftBehind.append(left)
-        }
-        return true
+      parent.childShards.withObjectIfMade { shards in
+        shards?.withShard(of: self) { shard in
+          guard shard.children.unlink(self) else { return false }
+          if let left { shard.leftBehind.append(left) }
+          return true
+        } ?? false
       }
     }
     // Give back the list's retain, outside the lock; the caller holds another.

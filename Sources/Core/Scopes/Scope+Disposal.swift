@@ -293,19 +293,18 @@ extension Scope {
       return nil
     }
     var overflow: [ScopedSlot] = []
-    let taken = withStateIfMade { state -> Taken in
-      var taken = Taken()
-      if let state {
-        if !state.children.isEmpty { taken.children = state.children.takeAll() }
-        taken.leftBehind = state.childrenLeftBehind.takeAll()
-      }
+    var taken = Taken()
+    // Closing is set: no child links, and none hands anything over, after this.
+    if let all = childShards.withObjectIfMade({ $0?.takeAll() }) {
+      (taken.children, taken.leftBehind) = all
+    }
+    withStateIfMade { state in
       swap(&own, &guardedDisposals)
       if synchronousCloser != 0, !onlyIfAllSynchronous || (taken.isEmpty && !own.awaitsAnything) {
         self.synchronousCloser = synchronousCloser
       }
       // Dropped after the lock is released: freeing an instance runs its `deinit`.
       if let state { swap(&overflow, &state.scoped) }
-      return taken
     }
     overflow.removeAll()
     guard !(taken.isEmpty && own.isEmpty) else {

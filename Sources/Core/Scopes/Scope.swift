@@ -50,8 +50,10 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// request scopes never need it, and then making and freeing them touches no part of it.
   @exclusivity(unchecked) private var guardedState = LazyObject<ScopeState>()
   /// This scope's place in its parent's list of children to close (see ``ChildList``), guarded
-  /// by the parent's state lock.
+  /// by the lock of its shard of that list (see ``ChildShards``).
   var siblings = SiblingLinks()
+  /// This scope's children to close, made when the first links (see ``ChildShards``).
+  let childShards = PublishedObject<ChildShards>()
   /// The first scoped instances of this scope, reached without a lock (see ``InlineSlots``).
   @usableFromInline let inlineSlots = InlineSlots()
   /// How many threads are reading this scope's cached instances right now (see `readingCache`):
@@ -65,6 +67,9 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// close on the same thread comes from one of its disposers and must not wait for it. Guarded
   /// by `stateLock`.
   @exclusivity(unchecked) var synchronousCloser: UInt = 0
+  /// Which shard of its parent's list of children this scope links into: that of the thread that
+  /// made it (see ``ChildShards``).
+  let childShard: UInt8
 
   /// - Parameter links: The links to the parent (retained once for this scope, see
   ///   ``TreeLinks``) and the root.
@@ -72,6 +77,7 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
     self.tag = tag
     self.name = name
     self.links = links
+    childShard = links.isRoot ? 0 : UInt8(truncatingIfNeeded: ThreadContext.childShard)
     guard let parent = links.parent else { return }
     parent.with { parent in
       // A new scope has no registrations: its nearest scope with some is the parent, if the
@@ -291,13 +297,8 @@ final class ScopeState {
   @exclusivity(unchecked) var snapshots: [Registry] = []
   /// Scoped instances past the inline slots, and those being created.
   @exclusivity(unchecked) var scoped: [ScopedSlot] = []
-  /// The linked child scopes, newest first (see ``ChildList``).
-  @exclusivity(unchecked) var children = ChildList()
   /// The identities of the modules installed in this scope (see `Scope+Inspection.swift`).
   @exclusivity(unchecked) var installedModules: [AnyHashable] = []
   /// What this scope's own synchronous close left to a background task (see ``LeftDisposal``).
   @exclusivity(unchecked) var leftBehind: LeftDisposal?
-  /// What children closed on their own left to background tasks, still running when they were
-  /// handed over: this scope's close waits for them before its own disposals.
-  @exclusivity(unchecked) var childrenLeftBehind = LeftBehindList()
 }

@@ -86,7 +86,9 @@ package struct ScopeLifecycle: ~Copyable, Sendable {
   }
 
   /// Records that the scope is about to take something to dispose (an instance or a linked
-  /// child), then says whether it may: only while open. Called under the scope's state lock.
+  /// child), then says whether it may: only while open. Called under a lock that a close takes
+  /// once it has set `closing`: the scope's state lock, or the lock of the shard of its children
+  /// that the child links into (see ``ChildShards``).
   package func takeOwnership() -> Bool { recordOwnedOrLinked() }
 
   /// Records that the scope asks to be linked into its parent, then says whether it may: only
