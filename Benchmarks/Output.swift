@@ -50,6 +50,7 @@ struct RatioTarget: Sendable {
     .versusStrataTransient("registry-10k", limit: 1.2),
     .versusStrataTransient("failed-resolve", limit: 20),
     .versusStrataTransient("concurrent-transient", limit: 0.63),
+    .versusStrata("concurrent-server-request", over: "server-request", limit: 0.63),
     .versusManual("request-scope", limit: 3),
     .versusStrataTransient("scope-depth-8", limit: 1.3),
     .versusStrata("build-10k", over: "build-1k", limit: 12),
