@@ -81,7 +81,7 @@ extension Registrar {
     location: SourceLocation,
     factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
   ) -> RegistrationHandle<Service> {
-    let registration = Registration<Service, repeat each Argument>(
+    let registration = registrationClass(Service.self, arguments: repeat (each Argument).self).init(
       key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
       lifetime: lifetime, location: location,
       dependencies: { [] }, factory: factory)  // the declaration is kept in the attributes alone

@@ -115,7 +115,7 @@ public final class Registrar {
     factory: @escaping @Sendable (borrowing Resolver, repeat each Argument) throws -> Service
   ) -> RegistrationHandle<Service> {
     stage(
-      Registration<Service, repeat each Argument>(
+      registrationClass(Service.self, arguments: repeat (each Argument).self).init(
         key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
         lifetime: lifetime, location: location, dependencies: { nil }, factory: factory))
   }

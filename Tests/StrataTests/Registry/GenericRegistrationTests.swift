@@ -1,0 +1,105 @@
+import Foundation
+import Strata
+import Testing
+
+/// A service type made of generic wrappers, so that a test can have hundreds of distinct types.
+private protocol Shaped: AnyObject, Sendable {
+  init()
+}
+
+private final class Leaf: Shaped {
+  init() {}
+}
+
+private final class Left<Inner: Shaped>: Shaped {
+  init() {}
+}
+
+private final class Right<Inner: Shaped>: Shaped {
+  init() {}
+}
+
+/// Registrations made by generic code that does not know its types statically (types opened from
+/// existentials), which takes the class of each registration from a process-wide table instead of
+/// asking the Swift runtime for it: every type must still get a registration of its own class,
+/// whichever container, thread or lifetime made it first.
+@Suite struct GenericRegistrationTests {
+  /// 256 distinct types: `Left<Right<…<Leaf>>>`, eight levels, one per 8-bit number.
+  private static let types: [any Shaped.Type] = (0..<256).map { number in
+    var type: any Shaped.Type = Leaf.self
+    for bit in 0..<8 {
+      func wrap<Inner: Shaped>(_: Inner.Type) -> any Shaped.Type {
+        number & (1 << bit) == 0 ? Left<Inner>.self : Right<Inner>.self
+      }
+      type = wrap(type)
+    }
+    return type
+  }
+
+  private static func register<Service: Shaped>(
+    _: Service.Type, lifetime: Lifetime, in registry: Registrar
+  ) {
+    registry.register(Service.self, lifetime: lifetime) { _ in Service() }
+  }
+
+  /// A container registering every type through the generic function; every third a singleton.
+  private static func container() throws -> Container {
+    try Container { registry in
+      for (index, type) in types.enumerated() {
+        func open<Service: Shaped>(_: Service.Type) {
+          register(Service.self, lifetime: index % 3 == 0 ? .singleton : .transient, in: registry)
+        }
+        open(type)
+      }
+    }
+  }
+
+  /// Which types `container` resolved to something that is not an instance of exactly that type,
+  /// or whose singleton is not shared.
+  private static func mismatches(in container: Container) -> [String] {
+    var found: [String] = []
+    for (index, type) in types.enumerated() {
+      func check<Service: Shaped>(_: Service.Type) {
+        do {
+          let first = try container.resolve(Service.self)
+          let second = try container.resolve(Service.self)
+          if ObjectIdentifier(Swift.type(of: first)) != ObjectIdentifier(Service.self) {
+            found.append("\(Service.self) resolved to \(Swift.type(of: first))")
+          }
+          if (index % 3 == 0) != (first === second) {
+            found.append("\(Service.self): singleton \(index % 3 == 0), shared \(first === second)")
+          }
+        } catch {
+          found.append("\(Service.self): \(error)")
+        }
+      }
+      check(type)
+    }
+    return found
+  }
+
+  @Test func everyTypeRegisteredThroughGenericCodeResolvesToItself() throws {
+    #expect(Set(Self.types.map { ObjectIdentifier($0) }).count == 256)
+    let container = try Self.container()
+    #expect(container.registrations.count == 256)
+    #expect(Self.mismatches(in: container) == [])
+    // Registered again, now that every type's class is known: the same answers.
+    #expect(Self.mismatches(in: try Self.container()) == [])
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func containersBuiltOnManyThreadsAtOnceEachResolveEveryType() async {
+    let failures = Collector<String>()
+    let finished = await runOnThreads(6) { _ in
+      do {
+        let container = try Self.container()
+        for mismatch in Self.mismatches(in: container) { failures.append(mismatch) }
+        try container.close()
+      } catch {
+        failures.append("\(error)")
+      }
+    }
+    #expect(finished)
+    #expect(failures.elements == [])
+  }
+}
