@@ -124,5 +124,5 @@ private final class TypeNames: @unchecked Sendable {
 
 extension ModuleID {
   /// This module as registrations record it: by identity, with its name for messages.
-  var attribution: ModuleAttribution { ModuleAttribution(name: description, identity: self) }
+  var attribution: ModuleAttribution { ModuleAttribution(name: { description }, identity: self) }
 }
