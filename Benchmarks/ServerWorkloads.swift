@@ -46,6 +46,18 @@ extension Workload {
     return subjects
   }
 
+  /// `server-request-async` on 2 threads at once (wall time over all requests): each thread's
+  /// loop runs in a task of its own on the global concurrent executor, as an asynchronous server's
+  /// handlers do. One thread's requests, on a container of their own, are sampled alongside.
+  static let concurrentServerRequestAsync = Workload(
+    id: "concurrent-server-request-async",
+    summary: "server-request-async on 2 threads at once (wall time / all requests)", threads: 2
+  ) { options in
+    var subjects = try serverRequestAsync.setup(options)
+    subjects.references[serverRequestAsync.id] = try serverRequestAsync.setup(options).strata
+    return subjects
+  }
+
   /// `server-request` through the asynchronous `withScope(.request) { … }`, from a nonisolated
   /// async function.
   ///

@@ -14,7 +14,8 @@ extension Workload {
   static let all: [Workload] = [
     transient, singleton, graph, graphAutowired, named, registry10k, arguments, argumentsHeap,
     failedResolve, concurrentTransient, requestScope, scopeDepth8, rootTransientChurn,
-    providerScopeChurn, serverRequest, concurrentServerRequest, serverRequestAsync, build1k, build10k,
+    providerScopeChurn, serverRequest, concurrentServerRequest, serverRequestAsync,
+    concurrentServerRequestAsync, build1k, build10k,
     validate10k,
     startupBuild, startup, startupClosures,
   ]
