@@ -68,14 +68,15 @@ import Testing
     let container = try Self.container(log: log, disposed: disposed)
 
     for _ in 0..<50 {
-      let made = Slot<Scope>()
-      #expect(await runOnThreads(1) { _ in made.value = try? container.makeScope(.request) })
-      let request = try #require(made.value)
-      #expect(await runOnThreads(1) { _ in _ = try? request.resolve(TrackedResource.self, name: "a") })
-      #expect(await runOnThreads(1) { _ in try? request.close() })
-      made.value = nil
-      let weak = WeakBox(request)
-      _ = consume request
+      // The threads reach the request through `held`, never by capturing it: a finished thread's
+      // closure may be freed after `runOnThreads` returns, and would keep the request alive.
+      let held = Slot<Scope>()
+      #expect(await runOnThreads(1) { _ in held.value = try? container.makeScope(.request) })
+      let weak = WeakBox(held.value)
+      #expect(await runOnThreads(1) { _ in _ = try? held.value?.resolve(TrackedResource.self, name: "a") })
+      #expect(await runOnThreads(1) { _ in try? held.value?.close() })
+      #expect(held.value?.isClosed == true)
+      held.value = nil
       #expect(weak.object == nil, "the closed child is still held by its parent's list")
     }
     #expect(disposed.value == 50)
@@ -92,16 +93,18 @@ import Testing
     let rounds = 200
 
     for _ in 0..<rounds {
-      let request = try container.makeScope(.request)
+      // Reached through `held`, not captured (see the test above).
+      let held = Slot<Scope>()
+      held.value = try container.makeScope(.request)
+      let weak = WeakBox(held.value)
       let barrier = Barrier(parties: 2)
       let finished = await runOnThreads(2) { index in
         barrier.arriveAndWait()
-        _ = try? request.resolve(TrackedResource.self, name: index == 0 ? "a" : "b")
+        _ = try? held.value?.resolve(TrackedResource.self, name: index == 0 ? "a" : "b")
       }
       #expect(finished)
-      try closeSynchronously(request)
-      let weak = WeakBox(request)
-      _ = consume request
+      if let request = held.value { try closeSynchronously(request) }
+      held.value = nil
       #expect(weak.object == nil, "the request was linked twice: its parent's list still holds it")
     }
     #expect(disposed.value == 2 * rounds)
