@@ -35,27 +35,24 @@ extension Workload {
   /// retains the container, so this measures what the request threads share. Target: at most
   /// 0.63 times one thread's time per request (`server-request`, sampled alongside), as for
   /// `concurrent-transient`.
-  static let concurrentServerRequest = Workload(
-    id: "concurrent-server-request",
-    summary: "server-request on 2 threads at once (wall time / all requests)", threads: 2
-  ) { options in
-    var subjects = try serverRequest.setup(options)
-    // One thread's requests, on a container of their own, sampled alongside: the scaling target
-    // divides by them.
-    subjects.references[serverRequest.id] = try serverRequest.setup(options).strata
-    return subjects
-  }
+  static let concurrentServerRequest = onTwoThreads(serverRequest)
 
   /// `server-request-async` on 2 threads at once (wall time over all requests): each thread's
   /// loop runs in a task of its own on the global concurrent executor, as an asynchronous server's
   /// handlers do. One thread's requests, on a container of their own, are sampled alongside.
-  static let concurrentServerRequestAsync = Workload(
-    id: "concurrent-server-request-async",
-    summary: "server-request-async on 2 threads at once (wall time / all requests)", threads: 2
-  ) { options in
-    var subjects = try serverRequestAsync.setup(options)
-    subjects.references[serverRequestAsync.id] = try serverRequestAsync.setup(options).strata
-    return subjects
+  static let concurrentServerRequestAsync = onTwoThreads(serverRequestAsync)
+
+  /// `workload` on 2 threads at once, as `concurrent-<id>`, with one thread's Strata operation on
+  /// a container of its own sampled alongside: the scaling target divides by it.
+  private static func onTwoThreads(_ workload: Workload) -> Workload {
+    Workload(
+      id: "concurrent-\(workload.id)",
+      summary: "\(workload.id) on 2 threads at once (wall time / all requests)", threads: 2
+    ) { options in
+      var subjects = try workload.setup(options)
+      subjects.references[workload.id] = try workload.setup(options).strata
+      return subjects
+    }
   }
 
   /// `server-request` through the asynchronous `withScope(.request) { … }`, from a nonisolated

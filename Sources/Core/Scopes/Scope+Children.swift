@@ -91,8 +91,8 @@ extension Scope {
   /// At the end of a synchronous close, `left` is what that close left to a background task (see
   /// ``LeftDisposal``): it is kept here first, for a close of this scope that waited for this one,
   /// and handed to the parent if this scope was still linked there, under the lock of the shard
-  /// the parent's close takes this scope under: either that close took this scope as a child (and follows
-  /// what it left through it), or it finds the task in its list and waits for it.
+  /// the parent's close takes this scope under: either that close took this scope as a child (and
+  /// follows what it left through it), or it finds the task in its list and waits for it.
   func detachFromParent(leaving left: LeftDisposal? = nil) {
     if let left { withState { $0.leftBehind = left } }
     guard let parent = links.parent else { return }
