@@ -62,6 +62,39 @@ extension LowLevel {
       #expect(watched == nil, "released with its owner, once")
     }
 
+    /// Threads racing to make a `PublishedObject`'s object: all of them get the one object that
+    /// was published, every object that lost the race is freed at once, and the winner is freed
+    /// with its owner.
+    @Test(.timeLimit(.minutes(1)))
+    func aPublishedObjectRacedForByManyThreadsIsMadeVisibleOnceAndLosersAreFreed() async {
+      final class Made: Sendable {}
+      final class Owner: Sendable { let published = PublishedObject<Made>() }
+      for _ in 0..<50 {
+        let made = Collector<WeakBox<Made>>()
+        let seen = Collector<ObjectIdentifier>()
+        var owner: Owner? = Owner()
+        let shared = WeakBox(owner)
+        let barrier = Barrier(parties: 4)
+        let finished = await runOnThreads(4) { _ in
+          barrier.arriveAndWait()
+          let identity = shared.object?.published.withObject(making: {
+            let object = Made()
+            made.append(WeakBox(object))
+            return object
+          }) { ObjectIdentifier($0) }
+          if let identity { seen.append(identity) }
+        }
+        #expect(finished)
+        #expect(Set(seen.elements).count == 1, "every thread sees the published object")
+        let alive = made.elements.filter { $0.object != nil }
+        #expect(alive.count == 1, "\(made.elements.count) made, \(alive.count) alive")
+        #expect(alive.first.flatMap { $0.object.map(ObjectIdentifier.init) } == seen.elements.first)
+        owner = nil
+        _ = owner
+        #expect(made.elements.allSatisfy { $0.object == nil }, "released with its owner")
+      }
+    }
+
     /// What a scope keeps in its guarded state (the snapshots it published, its linked children)
     /// goes when the scope goes.
     @Test func aClosedScopesStateIsFreedWithIt() throws {
