@@ -74,6 +74,21 @@ static inline bool strata_stack_is_low(void) {
   return strata_stack_is_low_slow(frame);
 }
 
+/// The Swift runtime's look-up of a task-local value, which `TaskLocal.get()` calls: the address of
+/// the value bound to the task-local whose object is at `key`, in the current task (or, outside
+/// any task, in the thread's own bindings); NULL if none is bound. A stable entry point of the
+/// concurrency runtime, with the Swift calling convention.
+__attribute__((swiftcall)) void *_Nullable swift_task_localValueGet(const void *key);
+
+/// The object bound to the task-local at `key`, whose values are optional class references (one
+/// word, 0 for `nil`), as its address, unretained; 0 when none is bound. For identity checks only:
+/// the caller never turns it back into a reference. (`TaskLocal.get()` is not inlinable and runs
+/// unspecialised, about 170 instructions where this costs about 20.)
+static inline uintptr_t strata_task_local_object(uintptr_t key) {
+  void *_Nullable value = swift_task_localValueGet((const void *)key);
+  return value ? *(const uintptr_t *)value : 0;
+}
+
 #if __has_feature(nullability)
 #pragma clang assume_nonnull end
 #endif

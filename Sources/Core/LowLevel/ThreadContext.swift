@@ -99,6 +99,15 @@ enum ThreadContext {
     return assigned
   }
 
+  /// The address of the object bound to `taskLocal` in the running task (or, outside a task, on
+  /// this thread), a task-local of optional class references; 0 if none is bound. One runtime
+  /// call, without retaining the value: for comparing identities, as in
+  /// `Scope.withAmbientTaskLocal(_:_:)`.
+  @inlinable @inline(__always)
+  static func boundObject<Object: AnyObject>(of taskLocal: TaskLocal<Object?>) -> UInt {
+    strata_task_local_object(UInt(bitPattern: ObjectIdentifier(taskLocal)))
+  }
+
   /// Whether the caller runs so near this thread's stack end that a resolve must stop with an
   /// error rather than recurse further.
   @inlinable @inline(__always)
