@@ -89,6 +89,18 @@ static inline uintptr_t strata_task_local_object(uintptr_t key) {
   return value ? *(const uintptr_t *)value : 0;
 }
 
+/// The running task, or NULL outside any task; and whether a task is cancelled. Stable entry
+/// points of the concurrency runtime (what `withUnsafeCurrentTask` and `Task.isCancelled` call),
+/// with the Swift calling convention.
+__attribute__((swiftcall)) void *_Nullable swift_task_getCurrent(void);
+__attribute__((swiftcall)) bool swift_task_isCancelled(void *task);
+
+/// `Task.isCancelled`: whether the running task is cancelled; false outside any task.
+static inline bool strata_current_task_is_cancelled(void) {
+  void *_Nullable task = swift_task_getCurrent();
+  return task != 0 && swift_task_isCancelled(task);
+}
+
 #if __has_feature(nullability)
 #pragma clang assume_nonnull end
 #endif

@@ -39,26 +39,29 @@ extension Scope {
   /// instance made inside its `withScope`, the common case), nothing is pushed: one task-local
   /// read is the whole cost. A program that never called `withScope` has no scope bound
   /// anywhere, and skips even that read. The read is one call into the concurrency runtime
-  /// (`ThreadContext.boundObject(of:)`), not `TaskLocal.get()`, which runs unspecialised (about
+  /// (`ThreadContext.boundObject(atTaskLocal:)`), not `TaskLocal.get()`, which runs unspecialised (about
   /// 170 instructions, twice per `server-request-async` request).
   @inlinable @inline(__always)
   static func withAmbientTaskLocal<Result>(_ owner: Scope, _ body: () throws -> Result) rethrows -> Result {
-    guard ambientScopeWasBound.load(ordering: .acquiring) else { return try body() }
-    let bound = ThreadContext.boundObject(of: ambientScope)
+    let key = ambientScopeKey.load(ordering: .acquiring)
+    guard key != 0 else { return try body() }
+    let bound = ThreadContext.boundObject(atTaskLocal: key)
     guard bound != 0, bound != UInt(bitPattern: ObjectIdentifier(owner)) else { return try body() }
     return try ambientScope.withValue(owner, operation: body)
   }
 
-  /// Whether a `withScope` ever bound ``ambientScope`` in this process. Set before the first
-  /// binding, in the task that makes it, so a task that can see a bound scope (that task, or one
-  /// it started afterwards) sees the flag set too; never cleared.
-  @usableFromInline static let ambientScopeWasBound = Atomic<Bool>(false)
+  /// The address of ``ambientScope`` (its key in the runtime's task-local bindings) once a
+  /// `withScope` has bound it in this process; 0 before. Set before the first binding, in the task
+  /// that makes it, so a task that can see a bound scope (that task, or one it started
+  /// afterwards) sees it set too; never cleared. One load answers both whether anything was ever
+  /// bound and where to look, without the lazy global's accessor (a `swift_once` check).
+  @usableFromInline static let ambientScopeKey = Atomic<UInt>(0)
 
-  /// Notes that ``ambientScope`` is about to be bound (see ``ambientScopeWasBound``).
+  /// Notes that ``ambientScope`` is about to be bound (see ``ambientScopeKey``).
   @inlinable @inline(__always)
   static func willBindAmbientScope() {
-    if !ambientScopeWasBound.load(ordering: .relaxed) {
-      ambientScopeWasBound.store(true, ordering: .releasing)
+    if ambientScopeKey.load(ordering: .relaxed) == 0 {
+      ambientScopeKey.store(UInt(bitPattern: ObjectIdentifier(ambientScope)), ordering: .releasing)
     }
   }
 

@@ -241,7 +241,7 @@ extension Scope {
   fileprivate func closeUnlessAwaiting() throws -> AsyncCloseStart {
     if case .anotherCloseRuns = lifecycle.beginClose() { return .anotherCloseRuns }
     // A cancelled caller's disposers run in a task of their own (see `close()`), even synchronous ones.
-    let closer = Task.isCancelled ? 0 : currentThreadID()
+    let closer = ThreadContext.isCurrentTaskCancelled ? 0 : currentThreadID()
     var finishesHere = true
     defer {
       if finishesHere {
