@@ -89,6 +89,13 @@ static inline uintptr_t strata_task_local_object(uintptr_t key) {
   return value ? *(const uintptr_t *)value : 0;
 }
 
+/// `strata_task_local_object` as a pointer, NULL when none is bound: for a caller that retains the
+/// object before the binding can end (it lives as long as the binding, which outlasts any
+/// synchronous code running inside it).
+static inline const void *_Nullable strata_task_local_object_pointer(uintptr_t key) {
+  return (const void *)strata_task_local_object(key);
+}
+
 /// The running task, or NULL outside any task; and whether a task is cancelled. Stable entry
 /// points of the concurrency runtime (what `withUnsafeCurrentTask` and `Task.isCancelled` call),
 /// with the Swift calling convention.

@@ -108,6 +108,13 @@ enum ThreadContext {
     strata_task_local_object(key)
   }
 
+  /// The scope bound to the task-local at `key` (the `ObjectIdentifier` bits of a
+  /// `TaskLocal<Scope?>`), retained; `nil` if none is bound. The binding holds the scope for as
+  /// long as the code running inside it, which this is, so the scope is alive when it is retained.
+  static func boundScope(atTaskLocal key: UInt) -> Scope? {
+    strata_task_local_object_pointer(key).map { ScopeRef(unmanaged: .fromOpaque($0)).scope }
+  }
+
   /// Whether the code runs in a task that is cancelled (`false` outside any task): what
   /// `Task.isCancelled` answers, in two runtime calls where the standard library's getter, which
   /// is not inlinable, costs about 95 instructions.

@@ -19,7 +19,9 @@ extension Scope {
   /// there is no global container.
   public static var current: Scope? {
     if let owner = ThreadContext.ambientOwner { return owner.scope }
-    return ambientScope.get()
+    // Read through the runtime (see `withAmbientTaskLocal`): `TaskLocal.get()` runs unspecialised.
+    let key = ambientScopeKey.load(ordering: .acquiring)
+    return key == 0 ? nil : ThreadContext.boundScope(atTaskLocal: key)
   }
 
   /// The scope made current by `withScope`, inherited by child tasks. Declared without the

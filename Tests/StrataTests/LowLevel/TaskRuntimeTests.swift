@@ -10,6 +10,7 @@ private final class Marker: Sendable {}
 private enum Locals {
   static let marker = TaskLocal<Marker?>(wrappedValue: nil)
   static let other = TaskLocal<Marker?>(wrappedValue: nil)
+  static let scope = TaskLocal<Scope?>(wrappedValue: nil)
 
   static var markerKey: UInt { UInt(bitPattern: ObjectIdentifier(marker)) }
   static var otherKey: UInt { UInt(bitPattern: ObjectIdentifier(other)) }
@@ -62,6 +63,29 @@ extension LowLevel {
       #expect(finished)
       // The other thread, outside any task and any binding, saw nothing.
       #expect(seen.value == [0])
+    }
+
+    @Test func aBoundScopeIsReturnedRetainedAndOutlivesItsBinding() async throws {
+      let key = UInt(bitPattern: ObjectIdentifier(Locals.scope))
+      #expect(ThreadContext.boundScope(atTaskLocal: key) == nil)
+      weak var weakRequest: Scope?
+      var kept: Scope?
+      do {
+        let container = try Container { _ in }
+        var request: Scope? = try container.makeScope(.request)
+        weakRequest = request
+        kept = await Locals.scope.withValue(request) {
+          async let child = ThreadContext.boundScope(atTaskLocal: key)
+          return await child
+        }
+        #expect(kept === weakRequest)
+        request = nil
+        #expect(ThreadContext.boundScope(atTaskLocal: key) == nil)
+      }
+      // The binding is gone and the test's own reference dropped: only the returned one remains.
+      #expect(weakRequest != nil)
+      kept = nil
+      #expect(weakRequest == nil)
     }
 
     @Test func cancellationReadsAsTheRunningTasksOwnAndFalseOutsideAnyTask() async {
