@@ -82,8 +82,8 @@ __attribute__((swiftcall)) void *_Nullable swift_task_localValueGet(const void *
 
 /// The object bound to the task-local at `key`, whose values are optional class references (one
 /// word, 0 for `nil`), as its address, unretained; 0 when none is bound. (`TaskLocal.get()` is not
-/// inlinable and runs
-/// unspecialised, about 170 instructions where this costs about 50, measured with callgrind.)
+/// inlinable and runs unspecialised: about 170 instructions where this costs about 50, measured
+/// with callgrind.)
 static inline uintptr_t strata_task_local_object(uintptr_t key) {
   void *_Nullable value = swift_task_localValueGet((const void *)key);
   return value ? *(const uintptr_t *)value : 0;
