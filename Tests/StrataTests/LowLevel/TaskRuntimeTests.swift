@@ -47,22 +47,29 @@ extension LowLevel {
 
     @Test func aBindingMadeOnAPlainThreadIsReadOnThatThreadOnly() async {
       let marker = Marker()
-      let seen = Slot<[UInt]>()
+      let seen = Slot<UInt>()
+      // The other thread reads while the binding is in place: thread 0 binds, then waits until
+      // thread 1 has read. (Plain threads, so blocking them starves no task.)
+      let bound = DispatchSemaphore(value: 0)
+      let read = DispatchSemaphore(value: 0)
       let finished = await runOnThreads(2) { index in
         guard index == 0 else {
-          seen.value = (seen.value ?? []) + [ThreadContext.boundObject(atTaskLocal: Locals.markerKey)]
+          guard bound.wait(timeout: .now() + 5) == .success else { return }
+          seen.value = ThreadContext.boundObject(atTaskLocal: Locals.markerKey)
+          read.signal()
           return
         }
         Locals.marker.withValue(marker) {
-          let bound = ThreadContext.boundObject(atTaskLocal: Locals.markerKey)
-          #expect(bound == address(marker))
+          bound.signal()
+          #expect(read.wait(timeout: .now() + 5) == .success)
+          #expect(ThreadContext.boundObject(atTaskLocal: Locals.markerKey) == address(marker))
           #expect(Locals.marker.get() === marker)
         }
         #expect(ThreadContext.boundObject(atTaskLocal: Locals.markerKey) == 0)
       }
       #expect(finished)
-      // The other thread, outside any task and any binding, saw nothing.
-      #expect(seen.value == [0])
+      // The other thread, outside any task and any binding of its own, saw nothing.
+      #expect(seen.value == 0)
     }
 
     @Test func aBoundScopeIsReturnedRetainedAndOutlivesItsBinding() async throws {
