@@ -34,13 +34,6 @@ class AnyRegistration: @unchecked Sendable {
 
   @usableFromInline typealias DependencyKeys = @Sendable () -> [ServiceKey]?
 
-  /// Records the dependencies a closure factory declared (`dependsOn:`), before the batch is
-  /// published.
-  @usableFromInline
-  final func declare(_ dependencies: [ServiceDependency]) {
-    attributes.declaredDependencies = dependencies
-  }
-
   /// Whether the registration takes runtime arguments and shares its instances, which is invalid
   /// (a shared instance cannot depend on the arguments of the resolve that made it).
   final var isSharedWithArguments: Bool { key.hasArguments && lifetime.isShared }

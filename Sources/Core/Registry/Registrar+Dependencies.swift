@@ -85,8 +85,23 @@ extension Registrar {
       key: ServiceKey(Service.self, arguments: repeat (each Argument).self, name: Self.box(name)),
       lifetime: lifetime, location: location,
       dependencies: { [] }, factory: factory)  // the declaration is kept in the attributes alone
-    registration.declare(dependencies)
+    declare(dependencies, for: registration)
     return stage(registration)
+  }
+
+  /// Records the dependencies a closure factory declared (`dependsOn:`) in this batch's store.
+  /// A registration made after the batch was published is reported rather than published (see
+  /// `stage`), and the store may be read by then: nothing is recorded for it.
+  @usableFromInline
+  func declare(_ dependencies: [ServiceDependency], for registration: AnyRegistration) {
+    guard batch.isOpen else { return }
+    if let declared = declarations?.add(dependencies) {
+      registration.attributes.declared = declared
+      return
+    }
+    let chunk = DeclarationChunk(capacity: max(DeclarationChunk.capacity, dependencies.count))
+    declarations = chunk
+    registration.attributes.declared = chunk.add(dependencies)
   }
 
   /// How many registrations the batch holds so far: where the next one will be.

@@ -26,6 +26,9 @@ public final class Registrar {
   @exclusivity(unchecked) var staged: [AnyRegistration] = []
   /// Open until the closure that received this registrar returns.
   let batch = RegistrationBatch()
+  /// Where the next dependencies a closure factory declares go (see ``DeclaredList``); made by
+  /// the first declaration, and again whenever one is full. (Unchecked exclusivity, as `staged`.)
+  @exclusivity(unchecked) var declarations: DeclarationChunk?
 
   init() {}
 
