@@ -27,9 +27,10 @@ struct KeyTable: ~Copyable {
     @usableFromInline var names: Unmanaged<NameTable>?
   }
 
-  /// What one slot of a new table holds.
+  /// What one slot of a new table holds: an unnamed key's registration by its position in the
+  /// level's run (see `init(_:registrations:)`).
   enum Entry {
-    case unnamed(service: UInt, arguments: UInt, AnyRegistration)
+    case unnamed(service: UInt, arguments: UInt, position: Int)
     case named(service: UInt, arguments: UInt, nameType: UInt, NameTable)
   }
 
@@ -37,8 +38,10 @@ struct KeyTable: ~Copyable {
   @usableFromInline let mask: Int
   @usableFromInline let shift: UInt
 
-  /// A table of `entries`, whose keys are distinct; the caller keeps what they refer to alive.
-  init(_ entries: [Entry]) {
+  /// A table of `entries`, whose keys are distinct, over the level's run `registrations`; the
+  /// caller keeps what they refer to alive. A registration is referred to, not read: its object is
+  /// not touched.
+  init(_ entries: [Entry], registrations: [AnyRegistration]) {
     var capacity = 8
     while capacity < entries.count * 2 { capacity *= 2 }
     slots = .allocate(capacity: capacity)
@@ -49,10 +52,10 @@ struct KeyTable: ~Copyable {
     for entry in entries {
       let slot: Slot
       switch entry {
-      case .unnamed(let service, let arguments, let registration):
+      case .unnamed(let service, let arguments, let position):
         slot = Slot(
           service: service, arguments: arguments, nameType: 0,
-          registration: .passUnretained(registration), names: nil)
+          registration: .passUnretained(registrations[position]), names: nil)
       case .named(let service, let arguments, let nameType, let table):
         slot = Slot(
           service: service, arguments: arguments, nameType: nameType, registration: nil,

@@ -24,6 +24,12 @@ public final class Registrar {
   /// is not `Sendable`, so one thread uses it, and no access to this array runs user code, so no
   /// access can overlap another.
   @exclusivity(unchecked) var staged: [AnyRegistration] = []
+  /// The key of each entry of `staged`, recorded while the registration is still in the
+  /// processor's cache: the duplicate check and the registry's index read this dense array rather
+  /// than each registration object again (a container of 10,000 registrations no longer fits in
+  /// the cache, and each such pass missed once per registration). (Unchecked exclusivity, as
+  /// `staged`.)
+  @exclusivity(unchecked) var stagedKeys: [ServiceKey] = []
   /// Open until the closure that received this registrar returns.
   let batch = RegistrationBatch()
   /// Where the next dependencies a closure factory declares go (see ``DeclaredList``); made by
@@ -337,6 +343,7 @@ public final class Registrar {
       if registration.kind == .eagerSingleton { batch.hasEagerSingletons = true }
       if registration.isSharedWithArguments { batch.hasSharedWithArguments = true }
       staged.append(registration)
+      stagedKeys.append(registration.key)
     } else {
       batch.reportLateUse {
         [registration.failing(.lateRegistration(registration.key, at: registration.location))]
@@ -352,15 +359,15 @@ public final class Registrar {
     return open(name)
   }
 
-  /// Turns the batch into registrations, or reports the first invalid one.
-  func materialize() throws -> [AnyRegistration] {
+  /// Turns the batch into registrations, with their keys, or reports the first invalid one.
+  func materialize() throws -> RegistrationRun {
     // Nothing to add or check: the staged registrations are the batch as they are.
     guard batch.hasForwards || batch.hasSharedWithArguments || batch.hasHookOnInstance else {
-      return staged
+      return RegistrationRun(staged, keys: stagedKeys)
     }
     var result: [AnyRegistration] = []
     result.reserveCapacity(staged.count)
     for registration in staged { try registration.materialize(into: &result) }
-    return result
+    return RegistrationRun(result)
   }
 }

@@ -48,18 +48,22 @@ final class Registry: @unchecked Sendable {
   ///
   /// An addition whose key is already present becomes the latest for that key and links the one
   /// it replaces (its `previous`); this is the only time that link is written, before publication.
-  convenience init(previous: Registry?, adding additions: [AnyRegistration]) {
-    var latest = KeyIndex(capacity: additions.count)
-    for registration in additions {
-      let (position, inserted) = latest.insert(registration)
+  ///
+  /// Reads each addition's key from `additions.keys`, not from the registration, and touches a
+  /// registration object only to link it to one it replaces.
+  convenience init(previous: Registry?, adding additions: RegistrationRun) {
+    var latest = KeyIndex(capacity: additions.keys.count)
+    for (position, key) in additions.keys.enumerated() {
+      let (entry, inserted) = latest.insert(key, at: position)
       if !inserted {
-        registration.previous = latest.newest[position]
-        latest.newest[position] = registration
-      } else if let replaced = previous?.latest(for: registration.key) {
-        registration.previous = replaced
+        let registration = additions.registrations[position]
+        registration.previous = additions.registrations[latest.newest[entry]]
+        latest.newest[entry] = position
+      } else if let replaced = previous?.latest(for: key) {
+        additions.registrations[position].previous = replaced
       }
     }
-    var run = additions
+    var run = additions.registrations
     var older = previous
     var merged = false
     while let level = older, level.ownRegistrations.count <= run.count {
@@ -74,7 +78,8 @@ final class Registry: @unchecked Sendable {
   }
 
   /// A level over `run`, in front of `older`.
-  /// `index`, if given, holds `run`'s keys with each one's newest registration.
+  /// `index`, if given, holds `run`'s keys with the position in `run` of each one's newest
+  /// registration.
   private init(level run: [AnyRegistration], older: Registry?, index: KeyIndex?) {
     self.older = older
     ownRegistrations = run
@@ -84,25 +89,27 @@ final class Registry: @unchecked Sendable {
       index
       ?? {
         var latest = KeyIndex(capacity: run.count)
-        for registration in run {
-          let (position, inserted) = latest.insert(registration)
-          if !inserted { latest.newest[position] = registration }
+        for (position, registration) in run.enumerated() {
+          let (entry, inserted) = latest.insert(registration.key, at: position)
+          if !inserted { latest.newest[entry] = position }
         }
         return latest
       }()
 
+    // Unnamed keys refer to their registration by position in `run` until the table is made, so
+    // that no registration object is touched (retained, then released) here.
     var entries: [KeyTable.Entry] = []
     entries.reserveCapacity(latest.newest.count)
     var groups: [GroupKey: [(name: AnyServiceName, registration: AnyRegistration)]] = [:]
     var groupOrder: [GroupKey] = []
     for (key, newest) in zip(latest.keys, latest.newest) {
       guard let name = key.name else {
-        entries.append(.unnamed(service: key.service.bits, arguments: key.argumentBits, newest))
+        entries.append(.unnamed(service: key.service.bits, arguments: key.argumentBits, position: newest))
         continue
       }
       let groupKey = GroupKey(service: key.service.bits, arguments: key.argumentBits, nameType: name.typeID)
       if groups[groupKey] == nil { groupOrder.append(groupKey) }
-      groups[groupKey, default: []].append((name, newest))
+      groups[groupKey, default: []].append((name, run[newest]))
     }
 
     var tables: [NameTable] = []
@@ -114,7 +121,7 @@ final class Registry: @unchecked Sendable {
         .named(service: groupKey.service, arguments: groupKey.arguments, nameType: groupKey.nameType, names))
     }
     nameTables = tables
-    table = KeyTable(entries)
+    table = KeyTable(entries, registrations: run)
   }
 
   /// Every registration of the snapshot in registration order (oldest level first).
@@ -190,6 +197,30 @@ final class Registry: @unchecked Sendable {
   }
 }
 
+/// A run of registrations in order, with the key of each kept beside it: passes over a large
+/// run (the duplicate check, the registry's index) then read a dense array of keys rather than
+/// each registration object, which a container of 10,000 registrations no longer holds in the
+/// processor's cache.
+///
+/// **Invariant.** `keys[i] == registrations[i].key` for every `i`.
+struct RegistrationRun {
+  let registrations: [AnyRegistration]
+  let keys: [ServiceKey]
+
+  /// A run whose keys are read from the registrations.
+  init(_ registrations: [AnyRegistration]) {
+    self.registrations = registrations
+    keys = registrations.map(\.key)
+  }
+
+  /// A run of `registrations` with their `keys`, recorded as they were made (see
+  /// `Registrar.stagedKeys`); read from the registrations if the counts disagree.
+  init(_ registrations: [AnyRegistration], keys: [ServiceKey]) {
+    self.registrations = registrations
+    self.keys = keys.count == registrations.count ? keys : registrations.map(\.key)
+  }
+}
+
 /// The first-level key of a named lookup.
 private struct GroupKey: Hashable {
   let service: UInt
@@ -197,13 +228,13 @@ private struct GroupKey: Hashable {
   let nameType: UInt
 }
 
-/// The distinct keys of a run of registrations, in the order they first appear, each with one
-/// registration (`newest`, which the caller keeps up to date): an open-addressing index hashed
-/// from the key's bits with a multiply, rather than a `Dictionary`, whose SipHash was a third of
-/// the cost of building a container.
+/// The distinct keys of a run of registrations, in the order they first appear, each with the
+/// position of one registration in the run (`newest`, which the caller keeps up to date): an
+/// open-addressing index hashed from the key's bits with a multiply, rather than a `Dictionary`,
+/// whose SipHash was a third of the cost of building a container.
 private struct KeyIndex {
-  /// One registration per distinct key, in first-appearance order.
-  var newest: [AnyRegistration] = []
+  /// One position in the run per distinct key, in first-appearance order.
+  var newest: [Int] = []
   /// The key of each entry of `newest`, kept beside it: comparing and listing keys then reads
   /// this dense array rather than each registration object.
   private(set) var keys: [ServiceKey] = []
@@ -220,21 +251,20 @@ private struct KeyIndex {
     keys.reserveCapacity(capacity)
   }
 
-  /// Finds `registration`'s key, or adds it with `registration`: its position in `newest`, and
-  /// whether it was added.
-  mutating func insert(_ registration: AnyRegistration) -> (position: Int, inserted: Bool) {
-    let key = registration.key
+  /// Finds `key`, or adds it with the run position `position`: its entry in `newest`, and whether
+  /// it was added.
+  mutating func insert(_ key: ServiceKey, at position: Int) -> (entry: Int, inserted: Bool) {
     let mask = slots.count - 1
     var slot = hash(key)
     while true {
-      let position = Int(slots[slot])
-      if position < 0 {
+      let entry = Int(slots[slot])
+      if entry < 0 {
         slots[slot] = Int32(truncatingIfNeeded: newest.count)
-        newest.append(registration)
+        newest.append(position)
         keys.append(key)
         return (newest.count - 1, true)
       }
-      if keys[position] == key { return (position, false) }
+      if keys[entry] == key { return (entry, false) }
       slot = (slot + 1) & mask
     }
   }

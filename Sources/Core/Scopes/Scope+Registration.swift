@@ -30,13 +30,15 @@ extension Scope {
     published: () -> Void = {}
   ) throws {
     let registrar = Registrar()
-    let additions: [AnyRegistration]
+    let additions: RegistrationRun
     do {
       try build(registrar)
       let materialized = try registrar.materialize()
       let dropped = try review(
-        ReviewedBatch(registrations: materialized, mayHoldOverrides: registrar.batch.hasOverrides))
-      additions = dropped.isEmpty ? materialized : Self.leavingOut(dropped, of: materialized)
+        ReviewedBatch(run: materialized, mayHoldOverrides: registrar.batch.hasOverrides))
+      additions =
+        dropped.isEmpty
+        ? materialized : RegistrationRun(Self.leavingOut(dropped, of: materialized.registrations))
       try publish(additions)
     } catch {
       registrar.batch.close(publishedTo: nil)
@@ -46,7 +48,7 @@ extension Scope {
     registrar.batch.close(publishedTo: self)
     published()
     guard registrar.batch.hasEagerSingletons else { return }
-    for registration in additions where registration.kind == .eagerSingleton {
+    for registration in additions.registrations where registration.kind == .eagerSingleton {
       try registration.createEagerly(in: self)
     }
   }
@@ -80,15 +82,17 @@ extension Scope {
 /// names. (Describing all of them up front copied every registration's facts once more per build:
 /// for a batch of 10,000, a 1.5 MB array made, read and freed.)
 package struct ReviewedBatch {
-  let registrations: [AnyRegistration]
+  let run: RegistrationRun
   /// `false` when no registration of the batch was declared an override: then none is read.
   let mayHoldOverrides: Bool
 
-  /// How many registrations the batch holds; positions run from 0 to `count - 1`, in load order.
-  package var count: Int { registrations.count }
+  var registrations: [AnyRegistration] { run.registrations }
 
-  /// The key of the registration at `position`.
-  package func key(at position: Int) -> ServiceKey { registrations[position].key }
+  /// How many registrations the batch holds; positions run from 0 to `count - 1`, in load order.
+  package var count: Int { run.registrations.count }
+
+  /// The key of the registration at `position`, from the run's dense array of keys.
+  package func key(at position: Int) -> ServiceKey { run.keys[position] }
 
   /// Whether the registration at `position` was declared an override.
   package func isOverride(at position: Int) -> Bool {

@@ -237,10 +237,15 @@ public class Scope: @unchecked Sendable, CustomStringConvertible {
   /// version `v` or older (and skips newer ones, see ``registry(asOf:)``). Lock order: a scope's
   /// state lock, then the publish lock; nothing takes them the other way round.
   func publish(_ additions: [AnyRegistration]) throws {
-    guard !additions.isEmpty else { return }
+    try publish(RegistrationRun(additions))
+  }
+
+  /// ``publish(_:)-([AnyRegistration])`` of a run whose keys are known already.
+  func publish(_ additions: RegistrationRun) throws {
+    guard let first = additions.keys.first else { return }
     try withState { state in
       guard !isClosed else {
-        throw ResolutionError(.registeredInClosedScope(additions[0].key, scope: chainDescription))
+        throw ResolutionError(.registeredInClosedScope(first, scope: chainDescription))
       }
       // The build, proportional to the registrations, runs under this scope's lock only.
       let snapshot = Registry(previous: registry.current, adding: additions)

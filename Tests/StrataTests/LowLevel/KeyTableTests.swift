@@ -15,7 +15,13 @@ private final class Level {
   private let owned: [AnyObject]
   private let table: KeyTable
 
-  init(_ entries: [KeyTable.Entry], alsoOwning others: [AnyObject] = []) {
+  /// An entry as a test writes it: an unnamed key with its registration itself.
+  enum Entry {
+    case unnamed(service: UInt, arguments: UInt, AnyRegistration)
+    case named(service: UInt, arguments: UInt, nameType: UInt, NameTable)
+  }
+
+  init(_ entries: [Entry], alsoOwning others: [AnyObject] = []) {
     owned =
       entries.map { entry -> AnyObject in
         switch entry {
@@ -23,7 +29,18 @@ private final class Level {
         case .named(_, _, _, let names): names
         }
       } + others
-    table = KeyTable(entries)
+    // The table refers to an unnamed key's registration by its position in a run.
+    var run: [AnyRegistration] = []
+    let tableEntries = entries.map { entry -> KeyTable.Entry in
+      switch entry {
+      case .unnamed(let service, let arguments, let registration):
+        run.append(registration)
+        return .unnamed(service: service, arguments: arguments, position: run.count - 1)
+      case .named(let service, let arguments, let nameType, let names):
+        return .named(service: service, arguments: arguments, nameType: nameType, names)
+      }
+    }
+    table = KeyTable(tableEntries, registrations: run)
   }
 
   var mask: Int { table.mask }
@@ -239,7 +256,7 @@ extension LowLevel {
       let byDatabaseRole = Self.registration(name: ServiceName(DatabaseRole.primary))
       let byCacheRole = Self.registration(name: ServiceName(CacheRole.primary))
       let service = Self.bits(Widget.self)
-      func named<Name: Hashable & Sendable>(_ name: Name, _ registration: AnyRegistration) -> KeyTable.Entry {
+      func named<Name: Hashable & Sendable>(_ name: Name, _ registration: AnyRegistration) -> Level.Entry {
         .named(
           service: service, arguments: Self.void, nameType: Self.bits(Name.self),
           NameTable([(ServiceName(name), registration)]))

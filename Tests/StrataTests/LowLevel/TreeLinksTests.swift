@@ -308,8 +308,8 @@ extension LowLevel {
     }
 
     @Test func aSnapshotCellHandsOutTheLatestPublishedSnapshot() throws {
-      let first = Registry(previous: nil, adding: [])
-      let second = Registry(previous: first, adding: [])
+      let first = Registry(previous: nil, adding: RegistrationRun([]))
+      let second = Registry(previous: first, adding: RegistrationRun([]))
       let cell = SnapshotCell()
 
       cell.publish(first)
@@ -325,7 +325,7 @@ extension LowLevel {
     }
 
     @Test func withCurrentRethrowsWhatItsBodyThrows() {
-      let snapshot = Registry(previous: nil, adding: [])
+      let snapshot = Registry(previous: nil, adding: RegistrationRun([]))
       let cell = SnapshotCell()
       cell.publish(snapshot)
 
@@ -338,7 +338,7 @@ extension LowLevel {
       let cell = SnapshotCell()
       weak var watched: Registry?
       do {
-        let snapshot = Registry(previous: nil, adding: [])
+        let snapshot = Registry(previous: nil, adding: RegistrationRun([]))
         watched = snapshot
         cell.publish(snapshot)
       }
