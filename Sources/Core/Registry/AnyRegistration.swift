@@ -17,9 +17,8 @@ class AnyRegistration: @unchecked Sendable {
   /// what a scope files this registration's cached instance under. (Not the object's address: a
   /// registration made by a closed child scope is freed, and the next one may get its address.)
   @usableFromInline let identity: UInt
-  let lifetime: Lifetime
   @usableFromInline let kind: Lifetime.Kind
-  /// The id of `lifetime.scopeTag`; 0 when the lifetime names no tag.
+  /// The id of `lifetime.scopeTag`; 0 when the lifetime names no tag (tag ids start at 1).
   @usableFromInline let scopeTagID: Int
   let location: SourceLocation
   /// Lists the keys the factory resolves, when they are known without running it (auto-wired
@@ -38,6 +37,13 @@ class AnyRegistration: @unchecked Sendable {
   /// (a shared instance cannot depend on the arguments of the resolve that made it).
   final var isSharedWithArguments: Bool { key.hasArguments && lifetime.isShared }
 
+  /// How long instances live, made again from `kind` and `scopeTagID` (which is all a
+  /// ``Lifetime`` holds) rather than stored beside them: 24 bytes less in every registration, the
+  /// object a container of 10,000 registrations touches 10,000 times over when it is freed.
+  var lifetime: Lifetime {
+    Lifetime(kind, scopeTag: scopeTagID == 0 ? nil : ScopeTag(builtIn: scopeTagID))
+  }
+
   /// The keys the factory resolves, if known (see ``dependencyKeys``).
   var dependencies: [ServiceKey]? { dependencyKeys() }
 
@@ -45,7 +51,6 @@ class AnyRegistration: @unchecked Sendable {
   {
     self.key = key
     self.identity = registrationNumbers.add(1, ordering: .relaxed).newValue << 2
-    self.lifetime = lifetime
     self.kind = lifetime.kind
     self.scopeTagID = lifetime.scopeTag?.id ?? 0
     self.location = location

@@ -2,6 +2,23 @@ import Strata
 import Testing
 
 @Suite struct RegistrationTests {
+  /// A registration keeps its lifetime's kind and tag apart and rebuilds the lifetime from them:
+  /// every kind, untagged and tagged scopes, built-in and named tags read back as registered.
+  @Test func everyLifetimeReadsBackAsRegistered() throws {
+    let lifetimes: [Lifetime] = [
+      .transient, .singleton, .eagerSingleton, .weak, .graph, .scoped, .scoped(.root), .scoped(.session),
+      .scoped(.request), .scoped(ScopeTag("tenant")),
+      .scoped(ScopeTag("tenant-\(UInt64.random(in: 0...(1 << 40)))")),
+    ]
+    let container = try Container { registry in
+      for (number, lifetime) in lifetimes.enumerated() {
+        registry.register(Widget.self, name: number, lifetime: lifetime) { _ in Widget(id: number) }
+      }
+    }
+    #expect(container.registrations.map(\.lifetime) == lifetimes)
+    #expect(container.registrations.map(\.lifetime.description) == lifetimes.map(\.description))
+  }
+
   // MARK: Factories and instances
 
   @Test func factoryClosureReceivesAResolverForTheContainer() throws {
