@@ -29,7 +29,11 @@ class AnyRegistration: @unchecked Sendable {
   /// The registration this one replaced as the latest for its key.
   var previous: AnyRegistration?
   /// Its module, override flag and declared dependencies (see `RegistrationAttributes`).
-  var attributes = RegistrationAttributes()
+  ///
+  /// No dynamic exclusivity check (two per registration while a module's registrations are
+  /// attributed to it, more when a declaration is recorded): written only while the batch is open,
+  /// by the thread running the registrar's closure, and by no code that also reads it meanwhile.
+  @exclusivity(unchecked) var attributes = RegistrationAttributes()
 
   @usableFromInline typealias DependencyKeys = @Sendable () -> [ServiceKey]?
 
