@@ -52,6 +52,7 @@ final class Registry: @unchecked Sendable {
   /// Reads each addition's key from `additions.keys`, not from the registration, and touches a
   /// registration object only to link it to one it replaces.
   convenience init(previous: Registry?, adding additions: RegistrationRun) {
+    assert(additions.isAligned, "a run's keys are not its registrations' keys")
     var latest = KeyIndex(capacity: additions.keys.count)
     for (position, key) in additions.keys.enumerated() {
       let (entry, inserted) = latest.insert(key, at: position)
@@ -202,7 +203,12 @@ final class Registry: @unchecked Sendable {
 /// each registration object, which a container of 10,000 registrations no longer holds in the
 /// processor's cache.
 ///
-/// **Invariant.** `keys[i] == registrations[i].key` for every `i`.
+/// **Invariant.** `keys[i] == registrations[i].key` for every `i`: a level files each
+/// registration under the key found here, and a lookup types the registration it finds by the key
+/// it asked for (`RegistrationRef.withTyped`), so a key beside the wrong registration would hand
+/// out an instance of another type. The registrar appends a registration and its key together and
+/// never reorders them; every other run reads its keys from its registrations. Debug builds (the
+/// test suite) check the invariant at each publication.
 struct RegistrationRun {
   let registrations: [AnyRegistration]
   let keys: [ServiceKey]
@@ -211,6 +217,16 @@ struct RegistrationRun {
   init(_ registrations: [AnyRegistration]) {
     self.registrations = registrations
     keys = registrations.map(\.key)
+  }
+
+  /// Whether every key is its registration's own: the same types and the same name box (not
+  /// `==`, which a name that is not equal to itself, such as `Double.nan`, would fail).
+  var isAligned: Bool {
+    keys.count == registrations.count
+      && zip(keys, registrations).allSatisfy { key, registration in
+        key.service.bits == registration.key.service.bits && key.argumentBits == registration.key.argumentBits
+          && key.name === registration.key.name
+      }
   }
 
   /// A run of `registrations` with their `keys`, recorded as they were made (see
