@@ -296,6 +296,14 @@ extension RegistrationDescriptor {
     attributes.declaredDependencies ?? rawDependencies?.map(ServiceDependency.init(parameterKey:))
   }
 
+  /// ``edges``, each with its key and kind found out once (`ServiceDependency.resolvedOnce`), as a
+  /// validation reads them; made in one pass rather than from ``edges`` (which a validation of
+  /// 10,000 registrations made 10,000 arrays more for).
+  package var resolvedEdges: [ServiceDependency]? {
+    if let declared = attributes.declared { return declared.chunk.items[declared.range].map(\.resolvedOnce) }
+    return rawDependencies?.map { ServiceDependency(parameterKey: $0).resolvedOnce }
+  }
+
   /// The module that registered it, as its name reads in messages (see `StrataModules`); `nil`
   /// for a registration made outside a module.
   ///

@@ -50,7 +50,7 @@ struct GraphModel {
         nodes.append(
           Node(
             registration: registration, position: position,
-            edges: registration.edges.map { $0.map(\.resolvedOnce) }))
+            edges: registration.resolvedEdges))
       }
       byKey.append(keys)
     }
