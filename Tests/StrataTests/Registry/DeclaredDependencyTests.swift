@@ -132,6 +132,46 @@ import Testing
     }
   }
 
+  /// Four threads each make 50 session scopes whose registrars declare 30 lists apiece, while
+  /// the other threads do the same: every scope reads back exactly its own declarations (each
+  /// registrar has chunks of its own; run under the thread sanitizer in CI's TSan step).
+  @Test func scopesRegisteringOnSeveralThreadsAtOnceKeepTheirOwnDeclarations() async throws {
+    let container = Container()
+    let mismatches = MismatchCount()
+    let start = DispatchSemaphore(value: 0)
+    let threads = (0..<4).map { thread in
+      Thread {
+        start.wait()
+        for round in 0..<50 {
+          let base = (thread * 50 + round) * 100
+          guard
+            let session = try? container.makeScope(
+              .session,
+              { registry in
+                for number in base..<base + 30 {
+                  registry.register(Widget.self, name: number, dependsOn: Self.declaration(of: number)) { _ in
+                    Widget(id: number)
+                  }
+                }
+              })
+          else {
+            mismatches.count.add(1, ordering: .relaxed)
+            continue
+          }
+          for number in base..<base + 30 {
+            let edges = session.registrations.last { $0.key.nameDescription == "\(number)" }?.edges
+            if edges != Self.declaration(of: number) { mismatches.count.add(1, ordering: .relaxed) }
+          }
+          try? session.close()
+        }
+      }
+    }
+    for thread in threads { thread.start() }
+    for _ in threads { start.signal() }
+    while threads.contains(where: { !$0.isFinished }) { try await Task.sleep(for: .milliseconds(5)) }
+    #expect(mismatches.count.load(ordering: .relaxed) == 0)
+  }
+
   final class MismatchCount: Sendable {
     let count = Atomic<Int>(0)
   }
