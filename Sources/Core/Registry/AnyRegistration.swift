@@ -7,9 +7,10 @@ private let registrationNumbers = Atomic<UInt>(0)
 /// a graph export or an error message needs.
 ///
 /// `@unchecked Sendable`: every stored property is a `let` except `previous`, which the registry
-/// writes once, and `attributes`, which materializing the batch writes once, both before
-/// publishing the snapshot that makes this registration visible (the atomic release of that
-/// publication orders the writes before every reader's acquire).
+/// writes once, and `attributes`, which the registrar's thread writes while the batch is open
+/// (a declaration, a module's attribution, an override flag, materializing a forward), both
+/// before publishing the snapshot that makes this registration visible (the atomic release of
+/// that publication orders the writes before every reader's acquire).
 @usableFromInline
 class AnyRegistration: @unchecked Sendable {
   @usableFromInline let key: ServiceKey

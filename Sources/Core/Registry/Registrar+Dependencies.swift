@@ -89,7 +89,8 @@ extension Registrar {
     return stage(registration)
   }
 
-  /// Records the dependencies a closure factory declared (`dependsOn:`) in this batch's store.
+  /// Records the dependencies a closure factory declared (`dependsOn:`) in this batch's
+  /// declaration chunks (see ``DeclaredList``).
   /// A registration made after the batch was published is reported rather than published (see
   /// `stage`), and the store may be read by then: nothing is recorded for it.
   @usableFromInline
