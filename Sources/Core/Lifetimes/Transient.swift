@@ -56,3 +56,31 @@ extension Registration {
     }
   }
 }
+
+extension Registration {
+  /// ``instance(_:owner:_:)`` for a resolve that holds its runtime arguments itself (the resolves
+  /// with one to three arguments): `factory` calls the factory with them, and `otherwise` hands
+  /// them as a pack to ``instance(_:owner:_:)`` for any lifetime but `transient`.
+  ///
+  /// A pack passed from one function to the next is copied at every level (a retain and a release
+  /// of each reference-counted argument: five of each in a resolve with a `String`), while a
+  /// non-escaping closure reads the caller's arguments where they are.
+  @inlinable @inline(__always)
+  final func instance(
+    _ resolver: borrowing Resolver, calling factory: (borrowing Resolver) throws -> Service,
+    otherwise: (borrowing Resolver) throws -> Service
+  ) throws -> Service {
+    guard kind == .transient else { return try otherwise(resolver) }
+    if resolver.depth > Resolver.maximumDepth || ThreadContext.isStackNearlyExhausted {
+      try stopTooDeep(resolver.depth)
+    }
+    let instance: Service
+    do {
+      instance = try factory(resolver)
+    } catch {
+      throw ResolutionError.propagating(error, through: self)
+    }
+    if activation != nil { try activate(instance, resolver) }
+    return instance
+  }
+}

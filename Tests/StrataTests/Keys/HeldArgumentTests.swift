@@ -1,0 +1,254 @@
+import Strata
+import Testing
+
+/// The resolves with one, two or three runtime arguments hand them to the factory through a
+/// closure rather than a pack. They must be indistinguishable from the variadic resolve that a
+/// caller with four or more arguments, or a caller generic over a pack, reaches: the same
+/// registrations, instances, errors, hooks and lifetimes, and no argument kept alive.
+@Suite struct HeldArgumentTests {
+  /// The variadic overload, forced: code generic over a pack can only call that one.
+  static func viaPack<Service, each Argument>(
+    _ scope: Scope, _ type: Service.Type, name: String? = nil, _ arguments: repeat each Argument
+  ) throws -> Service {
+    guard let name else { return try scope.resolve(Service.self, arguments: repeat each arguments) }
+    return try scope.resolve(Service.self, name: name, arguments: repeat each arguments)
+  }
+
+  /// ``viaPack(_:_:name:_:)`` from inside a factory.
+  static func viaPack<Service, each Argument>(
+    _ resolver: borrowing Resolver, _ type: Service.Type, _ arguments: repeat each Argument
+  ) throws -> Service {
+    try resolver.resolve(Service.self, arguments: repeat each arguments)
+  }
+
+  /// One registration per arity and name, each saying which it is and what it received.
+  static func container() throws -> Container {
+    try Container { registry in
+      registry.register(Greeting.self) { (_, a: String) in Greeting(text: "1 \(a)") }
+      registry.register(Greeting.self) { (_, a: String, b: Int) in Greeting(text: "2 \(a) \(b)") }
+      registry.register(Greeting.self) { (_, a: String, b: Int, c: Bool) in Greeting(text: "3 \(a) \(b) \(c)")
+      }
+      registry.register(Greeting.self) { (_, a: String, b: Int, c: Bool, d: Double) in
+        Greeting(text: "4 \(a) \(b) \(c) \(d)")
+      }
+      registry.register(Greeting.self, name: "n") { (_, a: String) in Greeting(text: "n1 \(a)") }
+      registry.register(Greeting.self, name: "n") { (_, a: String, b: Int) in Greeting(text: "n2 \(a) \(b)") }
+      registry.register(Greeting.self, name: "n") { (_, a: String, b: Int, c: Bool) in
+        Greeting(text: "n3 \(a) \(b) \(c)")
+      }
+    }
+  }
+
+  @Test func everyArityAndNameFindsWhatTheVariadicResolveFinds() throws {
+    let container = try Self.container()
+    let request = try container.makeScope(.request)
+    for scope in [container, request] {
+      let held = [
+        try scope.resolve(Greeting.self, arguments: "a"),
+        try scope.resolve(Greeting.self, arguments: "a", 2),
+        try scope.resolve(Greeting.self, arguments: "a", 2, true),
+        try scope.resolve(Greeting.self, name: "n", arguments: "a"),
+        try scope.resolve(Greeting.self, name: "n", arguments: "a", 2),
+        try scope.resolve(Greeting.self, name: "n", arguments: "a", 2, true),
+      ]
+      let packed = [
+        try Self.viaPack(scope, Greeting.self, "a"),
+        try Self.viaPack(scope, Greeting.self, "a", 2),
+        try Self.viaPack(scope, Greeting.self, "a", 2, true),
+        try Self.viaPack(scope, Greeting.self, name: "n", "a"),
+        try Self.viaPack(scope, Greeting.self, name: "n", "a", 2),
+        try Self.viaPack(scope, Greeting.self, name: "n", "a", 2, true),
+      ]
+      #expect(held.map(\.text) == ["1 a", "2 a 2", "3 a 2 true", "n1 a", "n2 a 2", "n3 a 2 true"])
+      #expect(held == packed)
+    }
+    #expect(try container.resolve(Greeting.self, arguments: "a", 2, true, 0.5).text == "4 a 2 true 0.5")
+  }
+
+  @Test func aFactoryResolvesWithArgumentsThroughItsResolverAtEveryArity() throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self) { (_, a: String) in Greeting(text: "1 \(a)") }
+      registry.register(Greeting.self) { (_, a: String, b: Int) in Greeting(text: "2 \(a) \(b)") }
+      registry.register(Greeting.self) { (_, a: String, b: Int, c: Bool) in Greeting(text: "3 \(a) \(b) \(c)")
+      }
+      registry.register(Greeting.self, name: "n") { (_, a: String, b: Int) in Greeting(text: "n2 \(a) \(b)") }
+      registry.register([Greeting].self) { resolver in
+        [
+          try resolver.resolve(Greeting.self, arguments: "x"),
+          try resolver.resolve(Greeting.self, arguments: "x", 1),
+          try resolver.resolve(Greeting.self, arguments: "x", 1, false),
+          try resolver.resolve(Greeting.self, name: "n", arguments: "x", 1),
+          try Self.viaPack(resolver, Greeting.self, "x", 1),
+        ]
+      }
+    }
+    let made = try container.resolve([Greeting].self).map(\.text)
+    #expect(made == ["1 x", "2 x 1", "3 x 1 false", "n2 x 1", "2 x 1"])
+  }
+
+  @Test func wrongArgumentTypesFailWithTheVariadicResolvesErrorAtTheTopAndInsideAFactory() throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self) { (_, a: String, b: Int) in Greeting(text: "\(a)\(b)") }
+      registry.register(Widget.self) { resolver in
+        _ = try resolver.resolve(Greeting.self, arguments: 1, "swapped")
+        return Widget(id: 1)
+      }
+    }
+    let held = resolutionError { _ = try container.resolve(Greeting.self, arguments: 1, "swapped") }
+    let packed = resolutionError { _ = try Self.viaPack(container, Greeting.self, 1, "swapped") }
+    #expect(held?.code == .notRegistered)
+    #expect(held.map { "\($0)" } == packed.map { "\($0)" })
+    #expect(held?.hint?.contains("(String, Int)") == true)
+
+    let nested = resolutionError { _ = try container.resolve(Widget.self) }
+    #expect(nested?.code == .notRegistered)
+    #expect(nested.map { "\($0.key)" } == held.map { "\($0.key)" })
+  }
+
+  @Test func aClosedScopeRefusesEveryArity() throws {
+    let container = try Self.container()
+    let request = try container.makeScope(.request)
+    try request.close()
+    let errors = [
+      resolutionError { _ = try request.resolve(Greeting.self, arguments: "a") },
+      resolutionError { _ = try request.resolve(Greeting.self, arguments: "a", 2) },
+      resolutionError { _ = try request.resolve(Greeting.self, name: "n", arguments: "a", 2, true) },
+    ]
+    #expect(errors.map { $0?.code } == [.scopeClosed, .scopeClosed, .scopeClosed])
+    let packed = resolutionError { _ = try Self.viaPack(request, Greeting.self, "a", 2) }
+    #expect(errors[1].map { "\($0)" } == packed.map { "\($0)" })
+  }
+
+  struct Refused: Error, Equatable { let argument: String }
+
+  @Test func aFactoryErrorCarriesTheSamePathOnBothRoutes() throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self) { (_, a: String, b: Int) -> Greeting in throw Refused(argument: a) }
+      registry.register(Widget.self) { resolver in
+        _ = try resolver.resolve(Greeting.self, arguments: "inner", 1)
+        return Widget(id: 1)
+      }
+    }
+    let held = resolutionError { _ = try container.resolve(Greeting.self, arguments: "top", 1) }
+    let packed = resolutionError { _ = try Self.viaPack(container, Greeting.self, "top", 1) }
+    #expect(held?.code == .factoryFailed)
+    #expect(held?.underlying as? Refused == Refused(argument: "top"))
+    #expect(held.map { "\($0)" } == packed.map { "\($0)" })
+
+    let nested = resolutionError { _ = try container.resolve(Widget.self) }
+    #expect(nested?.code == .factoryFailed)
+    #expect(nested?.path.count == 2, "Widget, then the Greeting it resolved: \(String(describing: nested))")
+  }
+
+  final class Tracked: Disposable, @unchecked Sendable {
+    let name: String
+    var disposed = false
+    init(_ name: String) { self.name = name }
+    func dispose() { disposed = true }
+  }
+
+  struct Rejected: Error {}
+
+  @Test func theActivationHookRunsAndAFailingHookDisposesTheInstance() throws {
+    let seen = Counter()
+    let rejected = Locked<Tracked?>(nil)
+    let container = try Container { registry in
+      registry.register(Tracked.self) { (_, name: String) in Tracked(name) }
+        .onActivated { _, instance in
+          seen.increment()
+          if instance.name == "reject" {
+            rejected.withLock { $0 = instance }
+            throw Rejected()
+          }
+        }
+    }
+    #expect(try container.resolve(Tracked.self, arguments: "keep").name == "keep")
+    #expect(seen.value == 1)
+    let error = resolutionError { _ = try container.resolve(Tracked.self, arguments: "reject") }
+    #expect(error?.code == .activationFailed)
+    #expect(seen.value == 2)
+    #expect(
+      rejected.withLock { $0 }?.disposed == true, "nobody received it, so the failed activation disposed it")
+  }
+
+  @Test func aGraphRegistrationWithArgumentsMakesAnInstancePerResolve() throws {
+    let made = Counter()
+    let container = try Container { registry in
+      registry.register(Widget.self, lifetime: .graph) { (_, id: Int) in
+        made.increment()
+        return Widget(id: id)
+      }
+    }
+    let first = try container.resolve(Widget.self, arguments: 1)
+    let second = try container.resolve(Widget.self, arguments: 2)
+    #expect([first.id, second.id] == [1, 2])
+    #expect(first !== second)
+    #expect(made.value == 2)
+  }
+
+  final class Payload: Sendable {}
+
+  struct Holder: Sendable {
+    let payload: Payload?
+  }
+
+  @Test func noArgumentOutlivesTheResolveUnlessTheInstanceKeepsIt() throws {
+    let container = try Container { registry in
+      registry.register(Holder.self) { (_, payload: Payload, keep: Bool) in
+        Holder(payload: keep ? payload : nil)
+      }
+      registry.register(Holder.self) { (_, payload: Payload, fail: Bool, _: Int) -> Holder in
+        if fail { throw Refused(argument: "fail") }
+        return Holder(payload: payload)
+      }
+    }
+    weak var dropped: Payload?
+    weak var failed: Payload?
+    weak var kept: Payload?
+    var holder: Holder?
+    do {
+      let payload = Payload()
+      dropped = payload
+      _ = try container.resolve(Holder.self, arguments: payload, false)
+    }
+    do {
+      let payload = Payload()
+      failed = payload
+      _ = resolutionError { _ = try container.resolve(Holder.self, arguments: payload, true, 0) }
+    }
+    do {
+      let payload = Payload()
+      kept = payload
+      holder = try container.resolve(Holder.self, arguments: payload, true)
+    }
+    #expect(dropped == nil)
+    #expect(failed == nil)
+    #expect(kept != nil, "the instance holds it")
+    holder = nil
+    #expect(kept == nil)
+    _ = holder
+  }
+
+  /// A factory that resolves its own key with a new argument each time, without end.
+  final class Countdown: Sendable {}
+
+  @Test func anEndlessChainOfArgumentsStopsWithATypedError() async throws {
+    let code = await onThread(stackSize: 512 * 1024) { () -> String in
+      do {
+        let container = try Container { registry in
+          registry.register(Countdown.self) { (resolver, step: Int) in
+            _ = try resolver.resolve(Countdown.self, arguments: step + 1)
+            return Countdown()
+          }
+        }
+        _ = try container.resolve(Countdown.self, arguments: 0)
+        return "no error"
+      } catch let error as ResolutionError {
+        return "\(error.code)"
+      } catch {
+        return "\(error)"
+      }
+    }
+    #expect(["cycle", "depthLimitExceeded"].contains(code), "\(code)")
+  }
+}
