@@ -41,7 +41,8 @@ extension Resolver {
   /// ```
   ///
   /// The argument types are part of the key: `(String, Int)` finds only a registration whose
-  /// factory takes exactly a `String` and an `Int`.
+  /// factory takes exactly a `String` and an `Int`. For one to three arguments the compiler picks
+  /// the overloads that take them one by one, as on ``Scope``: the same resolve, without copies.
   ///
   /// - Throws: ``ResolutionError``, naming the registered argument types if they differ.
   @inlinable
@@ -59,7 +60,7 @@ extension Resolver {
   /// let formal = try resolver.resolve(Greeting.self, name: Tone.formal, arguments: "Ada", 3)
   /// ```
   ///
-  /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:)`` does.
+  /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:)-(_,Argument)`` does.
   @inlinable
   public borrowing func resolve<Service, Name: Hashable & Sendable, each Argument>(
     _ type: Service.Type = Service.self, name: Name?, arguments: repeat each Argument
