@@ -54,6 +54,10 @@ struct SharedInstanceCell: ~Copyable {
     storage?.deallocate()
   }
 
+  /// Whether the cell has room for a value at all (see ``storage``).
+  @inline(__always)
+  var hasStorage: Bool { storage != nil }
+
   /// Deinitializes the value, if there is one: the owner's `deinit` calls this before the cell is
   /// freed.
   func drop<Value>(as _: Value.Type) {

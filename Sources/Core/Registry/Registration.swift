@@ -58,7 +58,10 @@ final class Registration<Service, each Argument>: ServiceRegistration<Service>, 
   }
 
   deinit {
-    shared.drop(as: Service.self)
+    // Only a cell with storage can hold a value. Asked first, because `Service.self` is read from
+    // this class's metadata, a cache line of its own per service type: freeing a container of
+    // many transient services of distinct types touched one such line per registration.
+    if shared.hasStorage { shared.drop(as: Service.self) }
   }
 
   /// The once-guard of this registration's shared instance (see `creationGuard`).
