@@ -71,19 +71,25 @@ import Testing
       registry.register(Greeting.self) { (_, a: String, b: Int) in Greeting(text: "2 \(a) \(b)") }
       registry.register(Greeting.self) { (_, a: String, b: Int, c: Bool) in Greeting(text: "3 \(a) \(b) \(c)")
       }
+      registry.register(Greeting.self, name: "n") { (_, a: String) in Greeting(text: "n1 \(a)") }
       registry.register(Greeting.self, name: "n") { (_, a: String, b: Int) in Greeting(text: "n2 \(a) \(b)") }
+      registry.register(Greeting.self, name: "n") { (_, a: String, b: Int, c: Bool) in
+        Greeting(text: "n3 \(a) \(b) \(c)")
+      }
       registry.register([Greeting].self) { resolver in
         [
           try resolver.resolve(Greeting.self, arguments: "x"),
           try resolver.resolve(Greeting.self, arguments: "x", 1),
           try resolver.resolve(Greeting.self, arguments: "x", 1, false),
+          try resolver.resolve(Greeting.self, name: "n", arguments: "x"),
           try resolver.resolve(Greeting.self, name: "n", arguments: "x", 1),
+          try resolver.resolve(Greeting.self, name: "n", arguments: "x", 1, true),
           try Self.viaPack(resolver, Greeting.self, "x", 1),
         ]
       }
     }
     let made = try container.resolve([Greeting].self).map(\.text)
-    #expect(made == ["1 x", "2 x 1", "3 x 1 false", "n2 x 1", "2 x 1"])
+    #expect(made == ["1 x", "2 x 1", "3 x 1 false", "n1 x", "n2 x 1", "n3 x 1 true", "2 x 1"])
   }
 
   @Test func wrongArgumentTypesFailWithTheVariadicResolvesErrorAtTheTopAndInsideAFactory() throws {
@@ -250,5 +256,70 @@ import Testing
       }
     }
     #expect(["cycle", "depthLimitExceeded"].contains(code), "\(code)")
+  }
+
+  /// Resolves with arguments on three threads while a fourth publishes batches into the container
+  /// and the request scope, then closes the scope: every resolve returns what one of the published
+  /// registrations makes, or fails with `scopeClosed` once the close began; nothing else. The
+  /// readers stop at the close, and each must have seen it.
+  @Test func argumentResolvesRaceWithPublicationAndCloseSafely() async throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self) { (_, a: String, b: Int) in Greeting(text: "root \(a) \(b)") }
+      registry.register(Widget.self, lifetime: .graph) { (_, id: Int) in Widget(id: id) }
+    }
+    let request = try container.makeScope(.request)
+    let start = Barrier(parties: 4)
+    let wrong = Collector<String>()
+    let closedSeen = Counter()
+    let finished = await runOnThreads(4) { index in
+      start.arriveAndWait()
+      if index == 0 {
+        for round in 0..<12 {
+          do {
+            try container.register { registry in
+              registry.register(Widget.self, name: round) { _ in Widget(id: round) }
+            }
+          } catch {
+            wrong.append("publishing: \(error)")
+          }
+          pause(microseconds: 200)  // the readers run throughout
+          if round == 6 {
+            do {
+              try request.register { registry in
+                registry.register(Greeting.self) { (_, a: String, b: Int) in Greeting(text: "child \(a) \(b)")
+                }
+              }
+            } catch {
+              wrong.append("publishing in the scope: \(error)")
+            }
+          }
+        }
+        do { try request.close() } catch { wrong.append("closing: \(error)") }
+        return
+      }
+      // Until the close stops them (bounded, in case it never comes).
+      for round in 0..<50_000 {
+        let name = String(repeating: "n", count: 20 + index)
+        do {
+          let greeting = try request.resolve(Greeting.self, arguments: name, round)
+          if greeting.text != "root \(name) \(round)" && greeting.text != "child \(name) \(round)" {
+            wrong.append(greeting.text)
+          }
+          let widget = try request.resolve(Widget.self, arguments: round)
+          if widget.id != round { wrong.append("widget \(widget.id) for \(round)") }
+        } catch let error as ResolutionError where error.code == .scopeClosed {
+          closedSeen.increment()
+          break
+        } catch {
+          wrong.append("\(error)")
+        }
+      }
+    }
+    #expect(finished)
+    #expect(closedSeen.value == 3, "every reader ran until the close")
+    #expect(wrong.elements.isEmpty, "\(wrong.elements.prefix(3))")
+    #expect(request.isClosed)
+    let after = resolutionError { _ = try request.resolve(Greeting.self, arguments: "late", 0) }
+    #expect(after?.code == .scopeClosed)
   }
 }
