@@ -1,16 +1,15 @@
-// The resolves with one, two or three runtime arguments from inside a factory, as on `Scope`
-// (see Scope+ResolveArguments.swift).
+// The resolves with one, two or three runtime arguments from inside a factory: the overloads of
+// Scope+ResolveArguments.swift, at the resolver's registry version.
 extension Resolver {
-  /// Resolves a service registered with one runtime argument.
+  /// Resolves a service registered with one runtime argument, from inside a factory.
   ///
   /// ```swift
   /// registry.register(Greeting.self) { (_, name: String) in Greeting(name) }
   /// let greeting = try resolver.resolve(Greeting.self, arguments: "Ada")
   /// ```
   ///
-  /// The same resolve as the variadic `resolve(_:arguments:)`, which takes any number of
-  /// arguments; with one to three the compiler picks these overloads, which hand the arguments
-  /// to the factory without copying them on the way.
+  /// As ``Scope/resolve(_:arguments:)-(_,Argument1)``: the arguments reach the factory without
+  /// being copied; four or more take the variadic overload.
   ///
   /// - Throws: ``ResolutionError``; a mismatch of argument types names both lists.
   @inlinable
@@ -24,11 +23,8 @@ extension Resolver {
     }
   }
 
-  /// Resolves a service registered with two runtime arguments.
-  ///
-  /// ```swift
-  /// let greeting = try resolver.resolve(Greeting.self, arguments: "Ada", 3)
-  /// ```
+  /// Resolves a service registered with two runtime arguments, from inside a factory, as
+  /// ``Scope/resolve(_:arguments:_:)`` does.
   ///
   /// - Throws: ``ResolutionError``; a mismatch of argument types names both lists.
   @inlinable
@@ -41,11 +37,8 @@ extension Resolver {
     ) { try HeldArguments.instance(of: $0, $1, owner: $2, argument1, argument2) }
   }
 
-  /// Resolves a service registered with three runtime arguments.
-  ///
-  /// ```swift
-  /// let greeting = try resolver.resolve(Greeting.self, arguments: "Ada", 3, Tone.formal)
-  /// ```
+  /// Resolves a service registered with three runtime arguments, from inside a factory, as
+  /// ``Scope/resolve(_:arguments:_:_:)`` does.
   ///
   /// - Throws: ``ResolutionError``; a mismatch of argument types names both lists.
   @inlinable
@@ -59,11 +52,8 @@ extension Resolver {
     ) { try HeldArguments.instance(of: $0, $1, owner: $2, argument1, argument2, argument3) }
   }
 
-  /// Resolves a named service registered with one runtime argument.
-  ///
-  /// ```swift
-  /// let formal = try resolver.resolve(Greeting.self, name: Tone.formal, arguments: "Ada")
-  /// ```
+  /// Resolves a named service registered with one runtime argument, from inside a factory, as
+  /// ``Scope/resolve(_:name:arguments:)-(_,_,Argument1)`` does.
   ///
   /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:_:)`` does.
   @inlinable
@@ -76,11 +66,8 @@ extension Resolver {
     ) { try HeldArguments.instance(of: $0, $1, owner: $2, argument1) }
   }
 
-  /// Resolves a named service registered with two runtime arguments.
-  ///
-  /// ```swift
-  /// let formal = try resolver.resolve(Greeting.self, name: Tone.formal, arguments: "Ada", 3)
-  /// ```
+  /// Resolves a named service registered with two runtime arguments, from inside a factory, as
+  /// ``Scope/resolve(_:name:arguments:_:)`` does.
   ///
   /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:_:)`` does.
   @inlinable
@@ -93,7 +80,8 @@ extension Resolver {
     ) { try HeldArguments.instance(of: $0, $1, owner: $2, argument1, argument2) }
   }
 
-  /// Resolves a named service registered with three runtime arguments.
+  /// Resolves a named service registered with three runtime arguments, from inside a factory, as
+  /// ``Scope/resolve(_:name:arguments:_:_:)`` does.
   ///
   /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:_:)`` does.
   @inlinable
