@@ -45,3 +45,21 @@ func hasArguments<each Argument>(_: repeat (each Argument).Type) -> Bool {
   for _ in repeat (each Argument).self { return true }
   return false
 }
+
+/// The argument types of a resolve with one to three runtime arguments: the trailing parameter of
+/// ``Scope/resolve(_:arguments:_:)`` and its siblings, which you never pass.
+///
+/// Its default keeps the static type of each argument as the key's: an argument declared
+/// `any Logger` is looked up as `any Logger`, as the variadic ``Scope/resolve(_:arguments:)``
+/// does, rather than as the concrete type of the value inside (Swift opens an existential passed
+/// to a generic parameter unless that parameter appears in another parameter's type, as here).
+///
+/// ```swift
+/// let logger: any Logger = ConsoleLogger()
+/// let report = try container.resolve(ReportBuilder.self, arguments: logger)   // key: (any Logger)
+/// ```
+public struct StaticArgumentTypes<Types>: Sendable {
+  /// The marker; only its type matters.
+  @inlinable
+  public init() {}
+}

@@ -47,7 +47,7 @@ public final class Registrar {
   /// registry.register(Greeting.self) { (_, name: String, times: Int) in Greeting(name, times) }
   /// ```
   ///
-  /// A factory with runtime arguments is resolved with ``Scope/resolve(_:arguments:)-(_,Argument)``; its
+  /// A factory with runtime arguments is resolved with ``Scope/resolve(_:arguments:)``; its
   /// argument types become part of the key.
   ///
   /// A shared instance reaches every thread that resolves it, so this method takes a ``Lifetime``

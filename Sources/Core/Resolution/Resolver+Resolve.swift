@@ -60,7 +60,7 @@ extension Resolver {
   /// let formal = try resolver.resolve(Greeting.self, name: Tone.formal, arguments: "Ada", 3)
   /// ```
   ///
-  /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:)-(_,Argument)`` does.
+  /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:)`` does.
   @inlinable
   public borrowing func resolve<Service, Name: Hashable & Sendable, each Argument>(
     _ type: Service.Type = Service.self, name: Name?, arguments: repeat each Argument

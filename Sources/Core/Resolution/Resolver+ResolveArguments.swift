@@ -8,13 +8,14 @@ extension Resolver {
   /// let greeting = try resolver.resolve(Greeting.self, arguments: "Ada")
   /// ```
   ///
-  /// As ``Scope/resolve(_:arguments:)-(_,Argument1)``: the arguments reach the factory without
+  /// As ``Scope/resolve(_:arguments:_:)``: the arguments reach the factory without
   /// being copied; four or more take the variadic overload.
   ///
   /// - Throws: ``ResolutionError``; a mismatch of argument types names both lists.
   @inlinable
   public borrowing func resolve<Service, Argument1>(
-    _ type: Service.Type = Service.self, arguments argument1: Argument1
+    _ type: Service.Type = Service.self, arguments argument1: Argument1,
+    _ argumentTypes: StaticArgumentTypes<Argument1> = .init()
   ) throws -> Service {
     try resolve(
       Lookup(Service.self, arguments: Argument1.self), as: Service.self, argumentTypes: Argument1.self
@@ -24,12 +25,13 @@ extension Resolver {
   }
 
   /// Resolves a service registered with two runtime arguments, from inside a factory, as
-  /// ``Scope/resolve(_:arguments:_:)`` does.
+  /// ``Scope/resolve(_:arguments:_:_:)`` does.
   ///
   /// - Throws: ``ResolutionError``; a mismatch of argument types names both lists.
   @inlinable
   public borrowing func resolve<Service, Argument1, Argument2>(
-    _ type: Service.Type = Service.self, arguments argument1: Argument1, _ argument2: Argument2
+    _ type: Service.Type = Service.self, arguments argument1: Argument1, _ argument2: Argument2,
+    _ argumentTypes: StaticArgumentTypes<(Argument1, Argument2)> = .init()
   ) throws -> Service {
     try resolve(
       Lookup(Service.self, arguments: Argument1.self, Argument2.self), as: Service.self,
@@ -38,13 +40,13 @@ extension Resolver {
   }
 
   /// Resolves a service registered with three runtime arguments, from inside a factory, as
-  /// ``Scope/resolve(_:arguments:_:_:)`` does.
+  /// ``Scope/resolve(_:arguments:_:_:_:)`` does.
   ///
   /// - Throws: ``ResolutionError``; a mismatch of argument types names both lists.
   @inlinable
   public borrowing func resolve<Service, Argument1, Argument2, Argument3>(
     _ type: Service.Type = Service.self, arguments argument1: Argument1, _ argument2: Argument2,
-    _ argument3: Argument3
+    _ argument3: Argument3, _ argumentTypes: StaticArgumentTypes<(Argument1, Argument2, Argument3)> = .init()
   ) throws -> Service {
     try resolve(
       Lookup(Service.self, arguments: Argument1.self, Argument2.self, Argument3.self), as: Service.self,
@@ -53,12 +55,13 @@ extension Resolver {
   }
 
   /// Resolves a named service registered with one runtime argument, from inside a factory, as
-  /// ``Scope/resolve(_:name:arguments:)-(_,_,Argument1)`` does.
+  /// ``Scope/resolve(_:name:arguments:_:)`` does.
   ///
   /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:_:)`` does.
   @inlinable
   public borrowing func resolve<Service, Name: Hashable & Sendable, Argument1>(
-    _ type: Service.Type = Service.self, name: Name?, arguments argument1: Argument1
+    _ type: Service.Type = Service.self, name: Name?, arguments argument1: Argument1,
+    _ argumentTypes: StaticArgumentTypes<Argument1> = .init()
   ) throws -> Service {
     try resolve(
       Lookup(Service.self, name: name, arguments: Argument1.self), as: Service.self,
@@ -67,12 +70,13 @@ extension Resolver {
   }
 
   /// Resolves a named service registered with two runtime arguments, from inside a factory, as
-  /// ``Scope/resolve(_:name:arguments:_:)`` does.
+  /// ``Scope/resolve(_:name:arguments:_:_:)`` does.
   ///
   /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:_:)`` does.
   @inlinable
   public borrowing func resolve<Service, Name: Hashable & Sendable, Argument1, Argument2>(
-    _ type: Service.Type = Service.self, name: Name?, arguments argument1: Argument1, _ argument2: Argument2
+    _ type: Service.Type = Service.self, name: Name?, arguments argument1: Argument1, _ argument2: Argument2,
+    _ argumentTypes: StaticArgumentTypes<(Argument1, Argument2)> = .init()
   ) throws -> Service {
     try resolve(
       Lookup(Service.self, name: name, arguments: Argument1.self, Argument2.self), as: Service.self,
@@ -81,13 +85,14 @@ extension Resolver {
   }
 
   /// Resolves a named service registered with three runtime arguments, from inside a factory, as
-  /// ``Scope/resolve(_:name:arguments:_:_:)`` does.
+  /// ``Scope/resolve(_:name:arguments:_:_:_:)`` does.
   ///
   /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:_:)`` does.
   @inlinable
   public borrowing func resolve<Service, Name: Hashable & Sendable, Argument1, Argument2, Argument3>(
     _ type: Service.Type = Service.self, name: Name?, arguments argument1: Argument1,
-    _ argument2: Argument2, _ argument3: Argument3
+    _ argument2: Argument2, _ argument3: Argument3,
+    _ argumentTypes: StaticArgumentTypes<(Argument1, Argument2, Argument3)> = .init()
   ) throws -> Service {
     try resolve(
       Lookup(Service.self, name: name, arguments: Argument1.self, Argument2.self, Argument3.self),

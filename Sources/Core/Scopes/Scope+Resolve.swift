@@ -37,8 +37,8 @@ extension Scope {
   /// ```
   ///
   /// Any number of arguments. For one to three, the compiler picks the overloads that take them
-  /// one by one (``resolve(_:arguments:)-(_,Argument1)``, ``resolve(_:arguments:_:)``,
-  /// ``resolve(_:arguments:_:_:)``): the same resolve, with the arguments handed to the factory
+  /// one by one (``resolve(_:arguments:_:)``, ``resolve(_:arguments:_:_:)``,
+  /// ``resolve(_:arguments:_:_:_:)``): the same resolve, with the arguments handed to the factory
   /// without copying them on the way.
   ///
   /// - Throws: ``ResolutionError``; a mismatch of argument types names both lists.
@@ -53,7 +53,7 @@ extension Scope {
 
   /// Resolves a named service registered with runtime arguments.
   ///
-  /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:)-(_,Argument)`` does.
+  /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:)`` does.
   @inlinable
   public final func resolve<Service, Name: Hashable & Sendable, each Argument>(
     _ type: Service.Type = Service.self, name: Name?, arguments: repeat each Argument

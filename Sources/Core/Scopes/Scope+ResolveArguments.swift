@@ -12,12 +12,14 @@ extension Scope {
   ///
   /// The same resolve as the variadic `resolve(_:arguments:)`, which takes any number of
   /// arguments; with one to three the compiler picks these overloads, which hand the arguments
-  /// to the factory without copying them on the way.
+  /// to the factory without copying them on the way. The last parameter is never passed: its
+  /// default keeps each argument's static type as the key's (see ``StaticArgumentTypes``).
   ///
   /// - Throws: ``ResolutionError``; a mismatch of argument types names both lists.
   @inlinable
   public final func resolve<Service, Argument1>(
-    _ type: Service.Type = Service.self, arguments argument1: Argument1
+    _ type: Service.Type = Service.self, arguments argument1: Argument1,
+    _ argumentTypes: StaticArgumentTypes<Argument1> = .init()
   ) throws -> Service {
     try resolve(
       Lookup(Service.self, arguments: Argument1.self), as: Service.self, argumentTypes: Argument1.self
@@ -35,7 +37,8 @@ extension Scope {
   /// - Throws: ``ResolutionError``; a mismatch of argument types names both lists.
   @inlinable
   public final func resolve<Service, Argument1, Argument2>(
-    _ type: Service.Type = Service.self, arguments argument1: Argument1, _ argument2: Argument2
+    _ type: Service.Type = Service.self, arguments argument1: Argument1, _ argument2: Argument2,
+    _ argumentTypes: StaticArgumentTypes<(Argument1, Argument2)> = .init()
   ) throws -> Service {
     try resolve(
       Lookup(Service.self, arguments: Argument1.self, Argument2.self), as: Service.self,
@@ -53,7 +56,7 @@ extension Scope {
   @inlinable
   public final func resolve<Service, Argument1, Argument2, Argument3>(
     _ type: Service.Type = Service.self, arguments argument1: Argument1, _ argument2: Argument2,
-    _ argument3: Argument3
+    _ argument3: Argument3, _ argumentTypes: StaticArgumentTypes<(Argument1, Argument2, Argument3)> = .init()
   ) throws -> Service {
     try resolve(
       Lookup(Service.self, arguments: Argument1.self, Argument2.self, Argument3.self), as: Service.self,
@@ -70,7 +73,8 @@ extension Scope {
   /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:_:)`` does.
   @inlinable
   public final func resolve<Service, Name: Hashable & Sendable, Argument1>(
-    _ type: Service.Type = Service.self, name: Name?, arguments argument1: Argument1
+    _ type: Service.Type = Service.self, name: Name?, arguments argument1: Argument1,
+    _ argumentTypes: StaticArgumentTypes<Argument1> = .init()
   ) throws -> Service {
     try resolve(
       Lookup(Service.self, name: name, arguments: Argument1.self), as: Service.self,
@@ -87,7 +91,8 @@ extension Scope {
   /// - Throws: ``ResolutionError``, as ``resolve(_:arguments:_:)`` does.
   @inlinable
   public final func resolve<Service, Name: Hashable & Sendable, Argument1, Argument2>(
-    _ type: Service.Type = Service.self, name: Name?, arguments argument1: Argument1, _ argument2: Argument2
+    _ type: Service.Type = Service.self, name: Name?, arguments argument1: Argument1, _ argument2: Argument2,
+    _ argumentTypes: StaticArgumentTypes<(Argument1, Argument2)> = .init()
   ) throws -> Service {
     try resolve(
       Lookup(Service.self, name: name, arguments: Argument1.self, Argument2.self), as: Service.self,
@@ -101,7 +106,8 @@ extension Scope {
   @inlinable
   public final func resolve<Service, Name: Hashable & Sendable, Argument1, Argument2, Argument3>(
     _ type: Service.Type = Service.self, name: Name?, arguments argument1: Argument1,
-    _ argument2: Argument2, _ argument3: Argument3
+    _ argument2: Argument2, _ argument3: Argument3,
+    _ argumentTypes: StaticArgumentTypes<(Argument1, Argument2, Argument3)> = .init()
   ) throws -> Service {
     try resolve(
       Lookup(Service.self, name: name, arguments: Argument1.self, Argument2.self, Argument3.self),

@@ -322,4 +322,69 @@ import Testing
     let after = resolutionError { _ = try request.resolve(Greeting.self, arguments: "late", 0) }
     #expect(after?.code == .scopeClosed)
   }
+  /// Arguments whose representation differs between a plain generic parameter and a pack element
+  /// (a tuple, a function, an optional, a metatype, an existential): the factory gets them intact.
+  /// (A tuple or a function is passed alone: a factory taking one beside other arguments crashes
+  /// the Swift 6.3.1 compiler while it re-abstracts the closure for the pack-generic factory type.)
+  @Test func tupleOptionalMetatypeAndExistentialArgumentsArriveIntact() throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self) { (_, pair: (Int, String)) in Greeting(text: "\(pair.0) \(pair.1)") }
+      registry.register(Greeting.self) { (_, make: @escaping @Sendable () -> String) in
+        Greeting(text: make() + " " + make())
+      }
+      registry.register(Greeting.self) { (_, maybe: Int?, type: Any.Type, value: any Sendable) in
+        Greeting(text: "\(maybe.map(String.init) ?? "nil") \(type) \(value)")
+      }
+    }
+    let first = try container.resolve(Greeting.self, arguments: (7, "seven"))
+    #expect(first.text == "7 seven")
+    #expect(try Self.viaPack(container, Greeting.self, (7, "seven")) == first)
+    let made = Counter()
+    let make: @Sendable () -> String = {
+      made.increment()
+      return "made"
+    }
+    #expect(try container.resolve(Greeting.self, arguments: make).text == "made made")
+    #expect(made.value == 2)
+    #expect(try Self.viaPack(container, Greeting.self, make).text == "made made")
+
+    let none: Int? = nil
+    let type: Any.Type = Widget.self
+    let value: any Sendable = 42
+    let second = try container.resolve(Greeting.self, arguments: none, type, value)
+    #expect(second.text == "nil Widget 42")
+    #expect(try Self.viaPack(container, Greeting.self, Optional(3), type, value).text == "3 Widget 42")
+  }
+  protocol Channel: Sendable { var label: String { get } }
+  struct Email: Channel { var label: String { "email" } }
+
+  /// An argument declared as an existential keys on the existential, as with the variadic resolve:
+  /// Swift opens an existential passed to a plain generic parameter (it would look up `Email`), and
+  /// the trailing `StaticArgumentTypes` parameter is what stops it.
+  @Test func anExistentialArgumentKeysOnItsStaticTypeNotOnTheValueInside() throws {
+    let container = try Container { registry in
+      registry.register(Greeting.self) { (_, channel: any Channel) in Greeting(text: "any \(channel.label)") }
+      registry.register(Greeting.self) { (_, channel: Email) in Greeting(text: "concrete \(channel.label)") }
+      registry.register(Greeting.self) { (_, channel: any Channel, value: Any, type: Any.Type) in
+        Greeting(text: "three \(channel.label) \(value) \(type)")
+      }
+    }
+    let channel: any Channel = Email()
+    let value: Any = 7
+    let type: Any.Type = Widget.self
+    #expect(try container.resolve(Greeting.self, arguments: channel).text == "any email")
+    #expect(try container.resolve(Greeting.self, arguments: Email()).text == "concrete email")
+    #expect(
+      try container.resolve(Greeting.self, arguments: channel, value, type).text == "three email 7 Widget")
+    #expect(try Self.viaPack(container, Greeting.self, channel).text == "any email")
+    let request = try container.makeScope(.request)
+    #expect(try request.resolve(Greeting.self, arguments: channel).text == "any email")
+    let nested = try Container { registry in
+      registry.register(Greeting.self) { (_, channel: any Channel) in Greeting(text: "any \(channel.label)") }
+      registry.register([Greeting].self) { resolver in
+        [try resolver.resolve(Greeting.self, arguments: channel as any Channel)]
+      }
+    }
+    #expect(try nested.resolve([Greeting].self).map(\.text) == ["any email"])
+  }
 }
