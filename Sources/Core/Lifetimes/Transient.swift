@@ -28,6 +28,15 @@ extension Registration {
 
   @inlinable @inline(__always)
   final func construct(_ resolver: borrowing Resolver, _ arguments: repeat each Argument) throws -> Service {
+    try construct(resolver) { try factory($0, repeat each arguments) }
+  }
+
+  /// Runs `factory` (which calls this registration's factory with its arguments) after checking
+  /// the depth, adding this registration to any error's path.
+  @inlinable @inline(__always)
+  final func construct(
+    _ resolver: borrowing Resolver, calling factory: (borrowing Resolver) throws -> Service
+  ) throws -> Service {
     // Every level checks the depth limit and that the stack has room left (a frame-address
     // compare against a thread-local floor): checked only every few levels, factories with large
     // frames ran past the end of the stack between two checks.
@@ -35,7 +44,7 @@ extension Registration {
       try stopTooDeep(resolver.depth)
     }
     do {
-      return try factory(resolver, repeat each arguments)
+      return try factory(resolver)
     } catch {
       throw ResolutionError.propagating(error, through: self)
     }
@@ -71,15 +80,7 @@ extension Registration {
     otherwise: (borrowing Resolver) throws -> Service
   ) throws -> Service {
     guard kind == .transient else { return try otherwise(resolver) }
-    if resolver.depth > Resolver.maximumDepth || ThreadContext.isStackNearlyExhausted {
-      try stopTooDeep(resolver.depth)
-    }
-    let instance: Service
-    do {
-      instance = try factory(resolver)
-    } catch {
-      throw ResolutionError.propagating(error, through: self)
-    }
+    let instance = try construct(resolver, calling: factory)
     if activation != nil { try activate(instance, resolver) }
     return instance
   }
