@@ -69,13 +69,21 @@ extension Scope {
   static func find<Name>(_ lookup: Lookup<Name>, from start: ScopeRef, version: UInt) -> Found? {
     // The scope itself first: for the container (and any scope with registrations) that is the
     // whole lookup, without touching the skip cache.
-    if let registry = start.with({ $0.registry(asOf: version) }),
-      let registration = registry.with({ $0.lookup(lookup) })
-    {
+    let own = start.with { $0.registry(asOf: version) }
+    if let own, let registration = own.with({ $0.lookup(lookup) }) {
       return Found(registration: registration, owner: start, version: version)
     }
-    guard let parent = start.parent else { return nil }
-    var next = withRegistry(from: parent, generation: version)
+    // A scope without registrations (a request) caches the nearest one above it itself: its own
+    // link is read, on a line the lookup has just loaded, rather than its parent's, one dependent
+    // load further. (If `start` has registrations newer than the resolve, the link names `start`,
+    // whose snapshot as of `version` was just found missing, and the walk goes on to its parent.)
+    var next: ScopeRef?
+    if own == nil {
+      next = withRegistry(from: start, generation: version)
+    } else {
+      guard let parent = start.parent else { return nil }
+      next = withRegistry(from: parent, generation: version)
+    }
     while let current = next {
       if let registry = current.with({ $0.registry(asOf: version) }),
         let registration = registry.with({ $0.lookup(lookup) })
@@ -86,7 +94,7 @@ extension Scope {
       next = withRegistry(from: parent, generation: version)
     }
     // The skip cache can only be stale for this resolve if something was published since it began.
-    guard Scope.currentGeneration(of: start) != version else { return nil }
+    guard Scope.currentGeneration(of: start) != version, let parent = start.parent else { return nil }
     return findInEveryScope(lookup, from: parent, version: version)
   }
 
