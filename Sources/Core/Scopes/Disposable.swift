@@ -54,41 +54,24 @@ public protocol AsyncDisposable {
 /// `@unchecked Sendable`: the instance is only touched by the closing scope, once, after every
 /// reference the scope handed out was made; concurrent use by the service's other holders is
 /// the service's own business, as it is for any shared instance.
-///
-/// The object is stored beside the action, not inside it: running a disposer that an enum case
-/// carried copied the case's payload out, a retain and a release of the instance on every close
-/// that disposed something.
 @usableFromInline
 struct Disposal: @unchecked Sendable {
-  /// What runs `dispose()` on ``object``.
   @usableFromInline
   enum Action {
-    case sync((AnyObject) throws -> Void)
-    case async((AnyObject) async throws -> Void)
+    case sync(SyncDisposer)
+    case async(AsyncDisposer)
   }
 
   @usableFromInline let key: ServiceKey
   /// The ``AnyRegistration/identity`` of the registration that made the instance.
   @usableFromInline let registration: UInt
-  /// The instance (a class instance itself; a value in a box of its own, see ``ObjectBox``).
-  @usableFromInline let object: AnyObject
-  /// Unboxes ``object`` at the type it was boxed at and disposes it.
   @usableFromInline let action: Action
 
   @usableFromInline
-  init(key: ServiceKey, registration: UInt, disposer: SyncDisposer) {
+  init(key: ServiceKey, registration: UInt, action: Action) {
     self.key = key
     self.registration = registration
-    object = disposer.object
-    action = .sync(disposer.run)
-  }
-
-  @usableFromInline
-  init(key: ServiceKey, registration: UInt, disposer: AsyncDisposer) {
-    self.key = key
-    self.registration = registration
-    object = disposer.object
-    action = .async(disposer.run)
+    self.action = action
   }
 
   /// The disposal an instance needs, if any. Called once per shared instance, when it is created.
@@ -130,17 +113,19 @@ struct Disposal: @unchecked Sendable {
       // The static type's conformance, when it has one: the compiler resolves this cast.
       if let type = Instance.self as? any AsyncDisposable.Type {
         return Disposal(
-          key: key, registration: registration, disposer: AsyncDisposer(ObjectBox.box(instance), as: type))
+          key: key, registration: registration,
+          action: .async(AsyncDisposer(ObjectBox.box(instance), as: type)))
       }
       guard let disposable = instance as? any AsyncDisposable else { return nil }
-      return Disposal(key: key, registration: registration, disposer: AsyncDisposer(disposable))
+      return Disposal(key: key, registration: registration, action: .async(AsyncDisposer(disposable)))
     case .sync:
       if let type = Instance.self as? any Disposable.Type {
         return Disposal(
-          key: key, registration: registration, disposer: SyncDisposer(ObjectBox.box(instance), as: type))
+          key: key, registration: registration, action: .sync(SyncDisposer(ObjectBox.box(instance), as: type))
+        )
       }
       guard let disposable = instance as? any Disposable else { return nil }
-      return Disposal(key: key, registration: registration, disposer: SyncDisposer(disposable))
+      return Disposal(key: key, registration: registration, action: .sync(SyncDisposer(disposable)))
     }
   }
 }
@@ -169,6 +154,8 @@ struct SyncDisposer {
     run = { try ObjectBox.unbox($0, as: Instance.self).dispose() }
   }
 
+  /// Runs the instance's `dispose()`.
+  func dispose() throws { try run(object) }
 }
 
 /// An ``AsyncDisposable`` instance, as an object and the closure that unboxes it and awaits
@@ -190,6 +177,8 @@ struct AsyncDisposer {
     run = { try await ObjectBox.unbox($0, as: Instance.self).dispose() }
   }
 
+  /// Runs the instance's `dispose()`.
+  func dispose() async throws { try await run(object) }
 }
 
 /// A disposer's error, with the service it came from.

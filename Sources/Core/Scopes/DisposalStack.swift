@@ -139,16 +139,11 @@ extension Disposal {
     if case .async = action { true } else { false }
   }
 
-  /// Runs the disposer if it is synchronous.
-  ///
-  /// - Returns: `false`, having run nothing, for an ``AsyncDisposable`` instance.
-  func disposeIfSynchronous() throws -> Bool {
+  /// The instance (a class instance itself; a value in a box of its own).
+  var object: AnyObject {
     switch action {
-    case .sync(let run):
-      try run(object)
-      return true
-    case .async:
-      return false
+    case .sync(let disposer): disposer.object
+    case .async(let disposer): disposer.object
     }
   }
 }

@@ -110,15 +110,13 @@ extension Scope {
       // Here, newest first, up to the first asynchronous instance.
       while let disposal = disposals.popNewest() {
         guard disposed.isFirst(disposal) else { continue }
-        let disposedHere: Bool
-        do { disposedHere = try disposal.disposeIfSynchronous() } catch {
-          errors.append(DisposalError(key: disposal.key, underlying: error))
-          continue
-        }
-        guard disposedHere else {
+        guard case .sync(let disposable) = disposal.action else {
           errors.append(DisposalError(key: disposal.key, underlying: AsyncDisposalRequired()))
           background.append(disposal)
           break
+        }
+        do { try disposable.dispose() } catch {
+          errors.append(DisposalError(key: disposal.key, underlying: error))
         }
       }
     }
@@ -349,7 +347,8 @@ extension Scope {
   static func runSync(_ disposals: [Disposal]) -> [any Error] {
     var errors: [any Error] = []
     for disposal in disposals {
-      do { _ = try disposal.disposeIfSynchronous() } catch {
+      guard case .sync(let disposable) = disposal.action else { continue }
+      do { try disposable.dispose() } catch {
         errors.append(DisposalError(key: disposal.key, underlying: error))
       }
     }
@@ -363,8 +362,8 @@ extension Scope {
     for disposal in disposals where disposed.isFirst(disposal) {
       do {
         switch disposal.action {
-        case .sync(let run): try run(disposal.object)
-        case .async(let run): try await run(disposal.object)
+        case .sync(let disposable): try disposable.dispose()
+        case .async(let disposable): try await disposable.dispose()
         }
       } catch {
         errors.append(DisposalError(key: disposal.key, underlying: error))
