@@ -53,6 +53,33 @@ extension Workload {
       })
   }
 
+  /// Two threads resolving the same request's existing scoped instance at once (wall time over
+  /// all resolves), as a request's concurrent tasks do: each read announces itself to the scope
+  /// (so that a close cannot free the instance under it) with an atomic add and a subtract on a
+  /// counter both threads share. The hand-written baseline hands the same shared instance to
+  /// both threads through an accessor (a retain and a release of one object shared by both).
+  static let contendedScoped = Workload(
+    id: "contended-scoped",
+    summary: "2 threads resolve one request's existing scoped instance (wall time / all resolves)",
+    threads: 2
+  ) { _ in
+    let container = try Container { registry in
+      registry.register(RequestState.self, lifetime: .scoped(.request)) { _ in RequestState() }
+    }
+    let request = try container.makeScope(.request)
+    let first = try request.resolve(RequestState.self)
+    try expect(
+      try request.resolve(RequestState.self) === first, "Strata made two instances in one request")
+    let naive = NaiveScope(parent: NaiveContainer())
+    let manual = ManualRequest()
+    return Subjects(
+      strata: { count in for _ in 0..<count { blackHole(try request.resolve(RequestState.self)) } },
+      manual: { count in for _ in 0..<count { blackHole(manual.state()) } },
+      naive: { count in
+        for _ in 0..<count { blackHole(try naive.resolve(RequestState.self) { RequestState() }) }
+      })
+  }
+
   /// The transient service registered in the root, resolved from a scope eight levels down whose
   /// scopes have no registrations of their own.
   static let scopeDepth8 = Workload(
@@ -228,6 +255,15 @@ final class ManualRoot: Sendable {
 
   @inline(never)
   func sharedBar() -> Bar { bar }
+}
+
+/// The `manual` baseline of `contended-scoped`: one request's state, handed to each caller with
+/// an owned reference, as `resolve` returns one.
+final class ManualRequest: Sendable {
+  private let current = RequestState()
+
+  @inline(never)
+  func state() -> RequestState { current }
 }
 
 /// The `naive` baseline's request scope: a locked dictionary of this request's instances.

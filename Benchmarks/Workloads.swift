@@ -13,7 +13,7 @@ extension Workload {
   /// Every workload, in report order. Add new ones here.
   static let all: [Workload] = [
     transient, singleton, graph, graphAutowired, named, registry10k, arguments, argumentsHeap,
-    failedResolve, concurrentTransient, requestScope, scopeDepth8, rootTransientChurn,
+    failedResolve, concurrentTransient, requestScope, contendedScoped, scopeDepth8, rootTransientChurn,
     providerScopeChurn, serverRequest, concurrentServerRequest, serverRequestAsync,
     concurrentServerRequestAsync, build1k, build10k,
     validate10k,
