@@ -245,9 +245,10 @@ extension Scope {
   @inlinable @inline(__always)
   final func readingCache<Result>(_ read: () -> Result?) -> Result? {
     guard !links.isRoot else { return read() }
-    // Wrapping: one `lock xadd` each way. The checked `add`/`subtract` compiled to a load and a
-    // compare-and-exchange loop (to trap on overflow), which retries while other threads read
-    // the same scope. The count cannot overflow: each reader adds one and takes it back.
+    // Wrapping: one locked increment and one locked decrement. The checked `add`/`subtract`
+    // compiled to a load and a compare-and-exchange loop (to trap on overflow), which retried
+    // while other threads read the same scope. The count cannot overflow: each reader adds one
+    // and takes it back.
     cacheReaders.wrappingAdd(1, ordering: .sequentiallyConsistent)
     defer { cacheReaders.wrappingSubtract(1, ordering: .releasing) }
     // Announced before this load, and the close sets `lifecycle` before it waits for readers:
