@@ -13,7 +13,8 @@
 /// downcast safe.
 @usableFromInline
 struct KeyTable: ~Copyable {
-  /// One slot. Trivial, so a probe copies words and touches no reference count.
+  /// One slot. Trivial, so a probe copies words and touches no reference count; 32 bytes, so no
+  /// slot straddles two cache lines.
   @usableFromInline
   struct Slot {
     /// `ObjectIdentifier` bits of the service type; 0 marks an empty slot.
@@ -21,10 +22,22 @@ struct KeyTable: ~Copyable {
     @usableFromInline var arguments: UInt
     /// `ObjectIdentifier` bits of the name type; 0 for the unnamed key.
     @usableFromInline var nameType: UInt
-    /// For the unnamed key: the latest registration. Earlier ones hang off its `previous` link.
-    @usableFromInline var registration: Unmanaged<AnyRegistration>?
+    /// The unnamed key's latest registration (earlier ones hang off its `previous` link), or the
+    /// name type's table of names: which one is told by `nameType`, since a type's identifier is
+    /// never 0. One word for both keeps the slot at 32 bytes.
+    @usableFromInline var target: UnsafeMutableRawPointer?
+
+    /// For the unnamed key: its latest registration.
+    @inlinable var registration: Unmanaged<AnyRegistration>? {
+      guard nameType == 0, let target else { return nil }
+      return Unmanaged.fromOpaque(target)
+    }
+
     /// For a name type: the table of names of that type.
-    @usableFromInline var names: Unmanaged<NameTable>?
+    @inlinable var names: Unmanaged<NameTable>? {
+      guard nameType != 0, let target else { return nil }
+      return Unmanaged.fromOpaque(target)
+    }
   }
 
   /// What one slot of a new table holds: an unnamed key's registration by its position in the
@@ -42,25 +55,34 @@ struct KeyTable: ~Copyable {
   /// caller keeps what they refer to alive. A registration is referred to, not read: its object is
   /// not touched.
   init(_ entries: [Entry], registrations: [AnyRegistration]) {
-    var capacity = 8
-    while capacity < entries.count * 2 { capacity *= 2 }
-    slots = .allocate(capacity: capacity)
-    slots.initialize(
-      repeating: Slot(service: 0, arguments: 0, nameType: 0, registration: nil, names: nil), count: capacity)
-    mask = capacity - 1
-    shift = UInt(64 - capacity.trailingZeroBitCount)
-    for entry in entries {
+    self.init(count: entries.count, registrations: registrations) { add in entries.forEach(add) }
+  }
+
+  /// A table of the `count` distinct keys that `entries` passes to the function it is given, as a
+  /// level reads them from its index: no array of entries is made and freed (at 10,000 keys,
+  /// 400 KB).
+  init(count: Int, registrations: [AnyRegistration], entries: ((Entry) -> Void) -> Void) {
+    let capacity = KeyTable.capacity(for: count)
+    let slots = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
+    slots.initialize(repeating: Slot(service: 0, arguments: 0, nameType: 0, target: nil), count: capacity)
+    let mask = capacity - 1
+    let shift = UInt(64 - capacity.trailingZeroBitCount)
+    var filled = 0
+    entries { entry in
       let slot: Slot
       switch entry {
       case .unnamed(let service, let arguments, let position):
         slot = Slot(
           service: service, arguments: arguments, nameType: 0,
-          registration: .passUnretained(registrations[position]), names: nil)
+          target: Unmanaged.passUnretained(registrations[position]).toOpaque())
       case .named(let service, let arguments, let nameType, let table):
         slot = Slot(
-          service: service, arguments: arguments, nameType: nameType, registration: nil,
-          names: .passUnretained(table))
+          service: service, arguments: arguments, nameType: nameType,
+          target: Unmanaged.passUnretained(table).toOpaque())
       }
+      // More entries than counted could fill every slot, and the probe below would not end.
+      guard filled < count else { return assertionFailure("more keys than the table was made for") }
+      filled += 1
       var index = Int(
         truncatingIfNeeded: KeyTable.hash(
           service: slot.service, arguments: slot.arguments, nameType: slot.nameType)
@@ -68,6 +90,21 @@ struct KeyTable: ~Copyable {
       while slots[index].service != 0 { index = (index &+ 1) & mask }
       slots[index] = slot
     }
+    self.slots = slots
+    self.mask = mask
+    self.shift = shift
+  }
+
+  /// The number of slots (a power of two) for `count` keys: at most half full up to 2,048 keys
+  /// (4,096 slots, 128 KB, which stay in the processor's cache, where a shorter probe is what a
+  /// lookup saves), at most three quarters full beyond (as Swift's `Dictionary`),
+  /// where a lookup misses the cache whatever the probe length, and the memory a sparser table
+  /// fills, touches and frees is what building and freeing a large container costs: at 10,000
+  /// keys, 512 KB instead of 1 MB.
+  static func capacity(for count: Int) -> Int {
+    var capacity = 8
+    while capacity < count * 2, capacity < 4_096 || capacity * 3 < count * 4 { capacity *= 2 }
+    return capacity
   }
 
   deinit {

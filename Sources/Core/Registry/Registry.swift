@@ -53,9 +53,9 @@ final class Registry: @unchecked Sendable {
   /// registration object only to link it to one it replaces.
   convenience init(previous: Registry?, adding additions: RegistrationRun) {
     assert(additions.isAligned, "a run's keys are not its registrations' keys")
-    var latest = KeyIndex(capacity: additions.keys.count)
+    var latest = KeyIndex(over: additions.keys)
     for (position, key) in additions.keys.enumerated() {
-      let (entry, inserted) = latest.insert(key, at: position)
+      let (entry, inserted) = latest.insert(at: position)
       if !inserted {
         let registration = additions.registrations[position]
         registration.previous = additions.registrations[latest.newest[entry]]
@@ -89,40 +89,43 @@ final class Registry: @unchecked Sendable {
     let latest =
       index
       ?? {
-        var latest = KeyIndex(capacity: run.count)
-        for (position, registration) in run.enumerated() {
-          let (entry, inserted) = latest.insert(registration.key, at: position)
+        var latest = KeyIndex(over: run.map(\.key))
+        for position in run.indices {
+          let (entry, inserted) = latest.insert(at: position)
           if !inserted { latest.newest[entry] = position }
         }
         return latest
       }()
 
-    // Unnamed keys refer to their registration by position in `run` until the table is made, so
-    // that no registration object is touched (retained, then released) here.
-    var entries: [KeyTable.Entry] = []
-    entries.reserveCapacity(latest.newest.count)
+    // Named keys are grouped by name type first, each group a table of its names; unnamed keys
+    // refer to their registration by position in `run` as the table is made, so that no
+    // registration object is touched (retained, then released) here.
+    var unnamedCount = 0
     var groups: [GroupKey: [(name: AnyServiceName, registration: AnyRegistration)]] = [:]
     var groupOrder: [GroupKey] = []
-    for (key, newest) in zip(latest.keys, latest.newest) {
+    for newest in latest.newest {
+      let key = latest.keys[newest]
       guard let name = key.name else {
-        entries.append(.unnamed(service: key.service.bits, arguments: key.argumentBits, position: newest))
+        unnamedCount += 1
         continue
       }
       let groupKey = GroupKey(service: key.service.bits, arguments: key.argumentBits, nameType: name.typeID)
       if groups[groupKey] == nil { groupOrder.append(groupKey) }
       groups[groupKey, default: []].append((name, run[newest]))
     }
-
-    var tables: [NameTable] = []
-    for groupKey in groupOrder {
-      guard let group = groups[groupKey] else { continue }
-      let names = NameTable(group)
-      tables.append(names)
-      entries.append(
-        .named(service: groupKey.service, arguments: groupKey.arguments, nameType: groupKey.nameType, names))
-    }
+    let tables = groupOrder.map { NameTable(groups[$0] ?? []) }
     nameTables = tables
-    table = KeyTable(entries, registrations: run)
+    table = KeyTable(count: unnamedCount + tables.count, registrations: run) { add in
+      for newest in latest.newest where latest.keys[newest].name == nil {
+        let key = latest.keys[newest]
+        add(.unnamed(service: key.service.bits, arguments: key.argumentBits, position: newest))
+      }
+      for (groupKey, names) in zip(groupOrder, tables) {
+        add(
+          .named(service: groupKey.service, arguments: groupKey.arguments, nameType: groupKey.nameType, names)
+        )
+      }
+    }
   }
 
   /// Every registration of the snapshot in registration order (oldest level first).
@@ -242,55 +245,4 @@ private struct GroupKey: Hashable {
   let service: UInt
   let arguments: UInt
   let nameType: UInt
-}
-
-/// The distinct keys of a run of registrations, in the order they first appear, each with the
-/// position of one registration in the run (`newest`, which the caller keeps up to date): an
-/// open-addressing index hashed from the key's bits with a multiply, rather than a `Dictionary`,
-/// whose SipHash was a third of the cost of building a container.
-private struct KeyIndex {
-  /// One position in the run per distinct key, in first-appearance order.
-  var newest: [Int] = []
-  /// The key of each entry of `newest`, kept beside it: comparing and listing keys then reads
-  /// this dense array rather than each registration object.
-  private(set) var keys: [ServiceKey] = []
-  /// Positions in `newest`, or -1 for an empty slot; a power of two long, at most half full.
-  private var slots: [Int32]
-  private let shift: UInt
-
-  init(capacity: Int) {
-    var size = 8
-    while size < capacity * 2 { size <<= 1 }
-    slots = Array(repeating: -1, count: size)
-    shift = UInt(UInt.bitWidth - size.trailingZeroBitCount)
-    newest.reserveCapacity(capacity)
-    keys.reserveCapacity(capacity)
-  }
-
-  /// Finds `key`, or adds it with the run position `position`: its entry in `newest`, and whether
-  /// it was added.
-  mutating func insert(_ key: ServiceKey, at position: Int) -> (entry: Int, inserted: Bool) {
-    let mask = slots.count - 1
-    var slot = hash(key)
-    while true {
-      let entry = Int(slots[slot])
-      if entry < 0 {
-        slots[slot] = Int32(truncatingIfNeeded: newest.count)
-        newest.append(position)
-        keys.append(key)
-        return (newest.count - 1, true)
-      }
-      if keys[entry] == key { return (entry, false) }
-      slot = (slot + 1) & mask
-    }
-  }
-
-  private func hash(_ key: ServiceKey) -> Int {
-    var bits = key.service.bits &* 0x9E37_79B9_7F4A_7C15
-    bits ^= (key.arguments.bits &* 0xC2B2_AE3D_27D4_EB4F) >> 7
-    if let name = key.name {
-      bits ^= (name.typeID ^ UInt(bitPattern: name.valueHash)) &* 0x1656_67B1_9E37_79F9
-    }
-    return Int(truncatingIfNeeded: bits >> shift)
-  }
 }

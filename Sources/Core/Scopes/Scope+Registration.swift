@@ -94,6 +94,9 @@ package struct ReviewedBatch {
   /// The key of the registration at `position`, from the run's dense array of keys.
   package func key(at position: Int) -> ServiceKey { run.keys[position] }
 
+  /// The keys of the registrations, by position.
+  package var keys: [ServiceKey] { run.keys }
+
   /// Whether the registration at `position` was declared an override.
   package func isOverride(at position: Int) -> Bool {
     mayHoldOverrides && registrations[position].attributes.isOverride

@@ -173,7 +173,8 @@ extension LowLevel {
       let registrations = keys.map { _ in Self.registration() }
       let table = Level(zip(keys, registrations).map { .unnamed(service: $0, arguments: Self.void, $1) })
 
-      #expect(table.mask + 1 >= 2 * count, "the table grew to keep half its slots empty")
+      #expect(table.mask + 1 == KeyTable.capacity(for: count))
+      #expect(table.mask + 1 >= count * 4 / 3, "the table grew to keep a quarter of its slots empty")
       var mismatches = 0
       for (key, registration) in zip(keys, registrations) {
         let found = table.lookup(service: key, arguments: Self.void)
@@ -186,6 +187,26 @@ extension LowLevel {
       }
       #expect(mismatches == 0)
       #expect(falseHits == 0)
+    }
+
+    @Test func smallTablesAreAtMostHalfFullAndLargeOnesAtMostThreeQuarters() {
+      var sizes: [Int: Int] = [:]
+      for count in 0...20_000 {
+        let capacity = KeyTable.capacity(for: count)
+        #expect(capacity.nonzeroBitCount == 1, "\(count) keys: \(capacity) slots is not a power of two")
+        #expect(capacity * 3 >= count * 4, "\(count) keys: \(capacity) slots is more than 3/4 full")
+        if count <= 2_048 {
+          #expect(capacity >= count * 2, "\(count) keys: \(capacity) slots is more than half full")
+        }
+        #expect(capacity == 8 || capacity / 2 < count * 2, "\(count) keys: half as many slots would do")
+        sizes[count] = capacity
+      }
+      #expect(sizes[0] == 8)
+      #expect(sizes[5] == 16)
+      #expect(sizes[2_048] == 4_096)
+      #expect(sizes[3_072] == 4_096)
+      #expect(sizes[3_073] == 8_192)
+      #expect(sizes[10_000] == 16_384)
     }
 
     @Test func aFewNamesAreComparedOneByOneAndMoreAreHashed() {
