@@ -25,9 +25,16 @@ private final class Right<Inner: Shaped>: Shaped {
 /// whichever container, thread or lifetime made it first.
 @Suite struct GenericRegistrationTests {
   /// 256 distinct types: `Left<Right<…<Leaf>>>`, eight levels, one per 8-bit number.
-  private static let types: [any Shaped.Type] = (0..<256).map { number in
+  private static let types = shapes(256, bits: 8)
+
+  /// `count` distinct types of `bits` levels, one per number below `count`.
+  private static func shapes(_ count: Int, bits: Int) -> [any Shaped.Type] {
+    (0..<count).map { shape($0, bits: bits) }
+  }
+
+  private static func shape(_ number: Int, bits: Int) -> any Shaped.Type {
     var type: any Shaped.Type = Leaf.self
-    for bit in 0..<8 {
+    for bit in 0..<bits {
       func wrap<Inner: Shaped>(_: Inner.Type) -> any Shaped.Type {
         number & (1 << bit) == 0 ? Left<Inner>.self : Right<Inner>.self
       }
@@ -42,8 +49,9 @@ private final class Right<Inner: Shaped>: Shaped {
     registry.register(Service.self, lifetime: lifetime) { _ in Service() }
   }
 
-  /// A container registering every type through the generic function; every third a singleton.
-  private static func container() throws -> Container {
+  /// A container registering every type of `types` through the generic function; every third a
+  /// singleton.
+  private static func container(of types: [any Shaped.Type] = types) throws -> Container {
     try Container { registry in
       for (index, type) in types.enumerated() {
         func open<Service: Shaped>(_: Service.Type) {
@@ -56,7 +64,7 @@ private final class Right<Inner: Shaped>: Shaped {
 
   /// Which types `container` resolved to something that is not an instance of exactly that type,
   /// or whose singleton is not shared.
-  private static func mismatches(in container: Container) -> [String] {
+  private static func mismatches(in container: Container, of types: [any Shaped.Type] = types) -> [String] {
     var found: [String] = []
     for (index, type) in types.enumerated() {
       func check<Service: Shaped>(_: Service.Type) {
@@ -85,6 +93,17 @@ private final class Right<Inner: Shaped>: Shaped {
     #expect(Self.mismatches(in: container) == [])
     // Registered again, now that every type's class is known: the same answers.
     #expect(Self.mismatches(in: try Self.container()) == [])
+  }
+
+  /// Past 2,048 types the process-wide table of classes may be three quarters full: 4,100 more
+  /// types, of 13 levels (none of them one of the 8-level types), each still get their own class.
+  @Test func thousandsOfTypesPastTheTablesGrowthEachResolveToThemselves() throws {
+    let many = Self.shapes(4_100, bits: 13)
+    #expect(Set(many.map { ObjectIdentifier($0) }).count == 4_100)
+    let container = try Self.container(of: many)
+    #expect(container.registrations.count == 4_100)
+    #expect(Self.mismatches(in: container, of: many) == [])
+    #expect(Self.mismatches(in: try Self.container(of: many), of: many) == [])
   }
 
   @Test(.timeLimit(.minutes(1)))
