@@ -127,7 +127,11 @@ package struct GraphCacheSlot {
   package static func with<Result>(_ body: (GraphCacheSlot) throws -> Result) rethrows -> Result {
     var graph: Unmanaged<GraphCache>? = nil
     defer { if let graph { graph.release() } }
-    return try withUnsafeMutablePointer(to: &graph) { try body(GraphCacheSlot(pointer: $0)) }
+    // Without the stack protector that `withUnsafeMutablePointer` asks for: the pointer is to one
+    // word, read and written whole through its type, never indexed, so there is no buffer to
+    // overrun, and the canary (two thread-local loads, a store and a compare in every top-level
+    // resolve) guarded nothing.
+    return try _withUnprotectedUnsafeMutablePointer(to: &graph) { try body(GraphCacheSlot(pointer: $0)) }
   }
 
   /// The resolve's cache, made now if it was not yet.
