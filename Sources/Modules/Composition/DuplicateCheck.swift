@@ -12,8 +12,9 @@ struct DuplicateCheck {
   /// that `resolveAll` returns the override alone.
   ///
   /// Linear in the batch (times the depth of the scope chain): one insertion into a `KeyIndex` per
-  /// registration (no key hashed with SipHash, none copied), and only keys registered more than once, or overridden, or registered before, are looked at
-  /// closely, through their full descriptions.
+  /// registration (no key hashed with SipHash, none copied), and only keys registered more than
+  /// once, or overridden, or registered before, are looked at closely, through their full
+  /// descriptions.
   ///
   /// - Throws: ``ModuleError`` for a duplicate, a duplicate override or a stale override.
   func replacedPositions() throws -> Set<Int> {
