@@ -103,7 +103,10 @@ struct TypeIdentity: Hashable, @unchecked Sendable {
     self.type = type
   }
 
-  static let void = TypeIdentity(Void.self)
+  /// `Void`, the argument types of a registration without runtime arguments. Computed, not a
+  /// `static let`: `Void`'s metadata is a constant the linker resolves, while a stored global of
+  /// it is initialized lazily, behind a `swift_once` call on every read (four per registration).
+  static var void: TypeIdentity { TypeIdentity(Void.self) }
 
   var bits: UInt { UInt(bitPattern: ObjectIdentifier(type)) }
 
