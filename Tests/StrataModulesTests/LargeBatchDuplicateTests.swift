@@ -46,3 +46,43 @@ import Testing
     #expect(error.modules == [ModuleID(NumberedModule.self, 1), ModuleID(NumberedModule.self, 2)])
   }
 }
+
+/// The registry level of a module installation is built from the index the duplicate check made
+/// (the batch's keys are hashed once): a key a module registers more than once, among thousands,
+/// must still end with its last registration and list every one in order, exactly as the same
+/// registrations made without modules do.
+@Suite struct ReusedIndexTests {
+  /// Registers `Int` under the names 0..<count, and `String` three times (unnamed and under the
+  /// name `-1`) at the start, the middle and the end.
+  fileprivate struct RepeatingModule: Module {
+    let count: Int
+
+    func register(in registry: Registrar) {
+      Self.registrations(count: count, in: registry)
+    }
+
+    static func registrations(count: Int, in registry: Registrar) {
+      for copy in 0..<3 {
+        registry.register(String.self) { _ in "unnamed \(copy)" }
+        registry.register(String.self, name: -1) { _ in "named \(copy)" }
+        for number in copy * count / 3..<(copy + 1) * count / 3 {
+          registry.register(Int.self, name: number) { _ in number }
+        }
+      }
+    }
+  }
+
+  @Test(arguments: [30, 6_000])
+  func aKeyRegisteredThriceByOneModuleEndsWithItsLastAndListsAll(count: Int) throws {
+    let withModules = try Container(modules: [RepeatingModule(count: count)])
+    let without = try Container { RepeatingModule.registrations(count: count, in: $0) }
+    for container in [withModules, without] {
+      #expect(try container.resolve(String.self) == "unnamed 2")
+      #expect(try container.resolve(String.self, name: -1) == "named 2")
+      #expect(try container.resolveAll(String.self) == ["unnamed 0", "unnamed 1", "unnamed 2"])
+      #expect(try container.resolveAll(String.self, name: -1) == ["named 0", "named 1", "named 2"])
+      #expect(try container.resolve(Int.self, name: count - 1) == count - 1)
+      #expect(container.registrations.count == count + 6)
+    }
+  }
+}

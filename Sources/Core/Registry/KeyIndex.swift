@@ -53,3 +53,35 @@ package struct KeyIndex {
     return Int(truncatingIfNeeded: bits >> shift)
   }
 }
+
+/// A run's keys indexed once for every pass that needs to know which positions repeat a key: a
+/// module installation's duplicate check, then the registry level the batch becomes, which so
+/// does not hash and probe every key a second time.
+///
+/// Holds the complete ``KeyIndex`` (every position inserted, `newest` still the first position of
+/// each key) and the entry of each position.
+package struct IndexedKeys {
+  package let index: KeyIndex
+  private let entries: [Int32]
+
+  /// Indexes every position of `keys`.
+  package init(_ keys: [ServiceKey]) {
+    var index = KeyIndex(over: keys)
+    entries = keys.indices.map { Int32(truncatingIfNeeded: index.insert(at: $0).entry) }
+    self.index = index
+  }
+
+  /// The entry in `index.newest` of the key at `position`.
+  package func entry(at position: Int) -> Int { Int(entries[position]) }
+
+  /// Whether `position` holds the first occurrence of its key.
+  package func isFirstOccurrence(_ position: Int) -> Bool {
+    index.newest[entry(at: position)] == position
+  }
+}
+
+/// Where a ``ReviewedBatch`` keeps the ``IndexedKeys`` a review made, for the registry level
+/// published after it. Used on the thread publishing the batch only.
+final class IndexCache {
+  var indexed: IndexedKeys?
+}

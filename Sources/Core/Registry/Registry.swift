@@ -53,9 +53,16 @@ final class Registry: @unchecked Sendable {
   /// registration object only to link it to one it replaces.
   convenience init(previous: Registry?, adding additions: RegistrationRun) {
     assert(additions.isAligned, "a run's keys are not its registrations' keys")
-    var latest = KeyIndex(over: additions.keys)
+    var latest = additions.indexed?.index ?? KeyIndex(over: additions.keys)
     for (position, key) in additions.keys.enumerated() {
-      let (entry, inserted) = latest.insert(at: position)
+      // With the review's index, every key is in already and `newest` starts at each key's first
+      // position: a position that is not its key's newest so far repeats the key.
+      let (entry, inserted) =
+        if let indexed = additions.indexed {
+          (indexed.entry(at: position), latest.newest[indexed.entry(at: position)] == position)
+        } else {
+          latest.insert(at: position)
+        }
       if !inserted {
         let registration = additions.registrations[position]
         registration.previous = additions.registrations[latest.newest[entry]]
@@ -215,6 +222,8 @@ final class Registry: @unchecked Sendable {
 struct RegistrationRun {
   let registrations: [AnyRegistration]
   let keys: [ServiceKey]
+  /// `keys` indexed, if a review of the batch did it already (see ``ReviewedBatch/indexedKeys``).
+  private(set) var indexed: IndexedKeys?
 
   /// A run whose keys are read from the registrations.
   init(_ registrations: [AnyRegistration]) {
@@ -237,6 +246,15 @@ struct RegistrationRun {
   init(_ registrations: [AnyRegistration], keys: [ServiceKey]) {
     self.registrations = registrations
     self.keys = keys.count == registrations.count ? keys : registrations.map(\.key)
+  }
+
+  /// This run with `indexed`, an index of exactly its keys, or as it is if `indexed` is `nil` or
+  /// of other keys.
+  func indexed(by indexed: IndexedKeys?) -> RegistrationRun {
+    guard let indexed, indexed.index.keys.count == keys.count else { return self }
+    var run = self
+    run.indexed = indexed
+    return run
   }
 }
 

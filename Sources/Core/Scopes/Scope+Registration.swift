@@ -34,11 +34,13 @@ extension Scope {
     do {
       try build(registrar)
       let materialized = try registrar.materialize()
-      let dropped = try review(
-        ReviewedBatch(run: materialized, mayHoldOverrides: registrar.batch.hasOverrides))
+      let reviewed = ReviewedBatch(run: materialized, mayHoldOverrides: registrar.batch.hasOverrides)
+      let dropped = try review(reviewed)
+      // A batch published whole is indexed once, by the review and the level alike.
       additions =
         dropped.isEmpty
-        ? materialized : RegistrationRun(Self.leavingOut(dropped, of: materialized.registrations))
+        ? materialized.indexed(by: reviewed.indexCache.indexed)
+        : RegistrationRun(Self.leavingOut(dropped, of: materialized.registrations))
       try publish(additions)
     } catch {
       registrar.batch.close(publishedTo: nil)
@@ -85,6 +87,8 @@ package struct ReviewedBatch {
   let run: RegistrationRun
   /// `false` when no registration of the batch was declared an override: then none is read.
   let mayHoldOverrides: Bool
+  /// The batch's keys indexed, once a review asked (see ``indexedKeys``).
+  let indexCache = IndexCache()
 
   var registrations: [AnyRegistration] { run.registrations }
 
@@ -96,6 +100,15 @@ package struct ReviewedBatch {
 
   /// The keys of the registrations, by position.
   package var keys: [ServiceKey] { run.keys }
+
+  /// The batch's keys indexed: which positions repeat a key. Made on first use and kept: the
+  /// registry level the batch becomes reads it too, if the review leaves nothing out.
+  package var indexedKeys: IndexedKeys {
+    if let made = indexCache.indexed { return made }
+    let made = IndexedKeys(run.keys)
+    indexCache.indexed = made
+    return made
+  }
 
   /// Whether the registration at `position` was declared an override.
   package func isOverride(at position: Int) -> Bool {

@@ -11,21 +11,21 @@ struct DuplicateCheck {
   /// The positions in `batch` of registrations an override replaces: left out of the batch, so
   /// that `resolveAll` returns the override alone.
   ///
-  /// Linear in the batch (times the depth of the scope chain): one insertion into a `KeyIndex` per
-  /// registration (no key hashed with SipHash, none copied), and only keys registered more than
-  /// once, or overridden, or registered before, are looked at closely, through their full
-  /// descriptions.
+  /// Linear in the batch (times the depth of the scope chain): the batch's keys are indexed once
+  /// (no key hashed with SipHash, none copied; the registry level the batch becomes reuses the
+  /// index), and only keys registered more than once, or overridden, or registered before, are
+  /// looked at closely, through their full descriptions.
   ///
   /// - Throws: ``ModuleError`` for a duplicate, a duplicate override or a stale override.
   func replacedPositions() throws -> Set<Int> {
     var existingByKey: [ServiceKey: [RegistrationDescriptor]] = [:]
-    // The keys seen so far, and the keys that need a closer look, in batch order.
-    var seen = KeyIndex(over: batch.keys)
+    // The keys that need a closer look, in batch order.
+    let indexed = batch.indexedKeys
     var closer: [ServiceKey] = []
     var marked: Set<ServiceKey> = []
     for index in 0..<batch.count {
       let key = batch.key(at: index)
-      if seen.insert(at: index).inserted {
+      if indexed.isFirstOccurrence(index) {
         let earlier = existing(key)
         if !earlier.isEmpty { existingByKey[key] = earlier }
         // A key met for the first time needs a look only as an override or over earlier ones.
