@@ -55,26 +55,13 @@ private struct SameHashName: Hashable, Sendable {
   @Test func tensOfThousandsOfKeysWithRepeatsAcrossTheTableGrowth() {
     // 12,000 positions over 9,000 distinct names of two types: past the size at which a table
     // is allowed three quarters full.
-    var generator = SplitMix(seed: 7)
+    var generator = SplitMix64(seed: 7)
     let keys = (0..<12_000).map { _ -> ServiceKey in
-      let number = Int(generator.next() % 9_000)
+      let number = generator.below(9_000)
       return number.isMultiple(of: 2)
         ? ServiceKey(Widget.self, name: ServiceName(number))
         : ServiceKey(Greeting.self, name: ServiceName(UInt16(number)))
     }
     Self.check(keys)
-  }
-}
-
-/// A small deterministic generator, so that a failure repeats.
-private struct SplitMix {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
