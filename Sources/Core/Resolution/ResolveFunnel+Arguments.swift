@@ -19,7 +19,7 @@ extension Scope {
     guard let found = Scope.find(lookup, from: start, version: Scope.currentVersion(of: start)) else {
       throw missing(lookup.key(Service.self, arguments: repeat each argumentTypes))
     }
-    try found.checkOwnerOpen()
+    try found.checkOwnerOpen(resolving: Service.self)
     return try withResolver(
       borrowing: found.registration, as: Registration<Service, repeat each Argument>.self,
       version: found.version
@@ -40,7 +40,7 @@ extension Resolver {
     guard let found = Scope.find(lookup, from: scope, version: version) else {
       throw missing(lookup.key(Service.self, arguments: repeat each argumentTypes))
     }
-    try found.checkOwnerOpen()
+    try found.checkOwnerOpen(resolving: Service.self)
     return try found.registration.withTyped(Registration<Service, repeat each Argument>.self) {
       try invoke($0, nested, found.owner)
     }

@@ -6,7 +6,7 @@
 ///
 /// 1. ``Scope/find(_:from:version:)`` — the only registry lookup: from a scope up to the root, as
 ///    published at the resolve's registry version.
-/// 2. ``Found/checkOwnerOpen()`` — nothing is resolved through a scope that is closing.
+/// 2. ``Found/checkOwnerOpen(resolving:)`` — nothing is resolved through a scope that is closing.
 /// 3. ``Found/instance(_:as:arguments:)`` — the registration, typed as its key says, makes or
 ///    finds the instance its lifetime calls for.
 /// 4. On a miss, ``Resolver/resolveUnregistered(_:as:arguments:)`` — an implicit ``Lazy`` or
@@ -129,7 +129,7 @@ extension Scope {
     guard let found = Scope.find(lookup, from: start, version: Scope.currentVersion(of: start)) else {
       return try resolveUnregistered(lookup, as: Service.self, arguments: repeat (each Argument).self)
     }
-    try found.checkOwnerOpen()
+    try found.checkOwnerOpen(resolving: Service.self)
     guard hasArguments(repeat (each Argument).self) else {
       // A created singleton or an existing scoped instance needs no resolver at all.
       if let existing = Registration<Service>.existingInstance(of: found, from: start) { return existing }
@@ -198,7 +198,7 @@ extension Resolver {
     guard let found = Scope.find(lookup, from: scope, version: version) else {
       return try resolveUnregistered(lookup, as: Service.self, arguments: repeat (each Argument).self)
     }
-    try found.checkOwnerOpen()
+    try found.checkOwnerOpen(resolving: Service.self)
     return try found.instance(self, as: Service.self, arguments: repeat each arguments)
   }
 
@@ -229,13 +229,6 @@ extension Resolver {
 }
 
 extension Found {
-  /// Throws `scopeClosed` if the scope holding the registration has started closing: its
-  /// instances are, or are about to be, disposed, so nothing more is resolved through it.
-  @inlinable @inline(__always)
-  func checkOwnerOpen() throws {
-    if isOwnerClosed { throw closedError() }
-  }
-
   /// The instance the registration's lifetime calls for, made or found with `resolver`.
   @inlinable @inline(__always)
   func instance<Service, each Argument>(
