@@ -131,7 +131,11 @@ extension Scope {
     }
     try found.checkOwnerOpen(resolving: Service.self)
     guard hasArguments(repeat (each Argument).self) else {
-      // A created singleton or an existing scoped instance needs no resolver at all.
+      // A transient is made here, without the call to `make`; a created singleton or an
+      // existing scoped instance needs no resolver at all.
+      if found.registration.with({ $0.kind == .transient }) {
+        return try withResolver(version: found.version) { try found.instance($0, as: Service.self) }
+      }
       if let existing = Registration<Service>.existingInstance(of: found, from: start) { return existing }
       return try make(found, as: Service.self)
     }
@@ -155,9 +159,10 @@ extension Scope {
     closedError(lookup.key(Service.self, arguments: repeat each arguments))
   }
 
-  /// The rest of a top-level resolve without arguments once the registration is found: runs its
-  /// lifetime with a fresh resolver. Out of line, so that the resolver's frame is set up only when
-  /// it is needed.
+  /// The rest of a top-level resolve without arguments once a shared registration is found and has
+  /// no instance yet: runs its lifetime with a fresh resolver. Out of line, so that the frame of its
+  /// bookkeeping is set up only when an instance is made. (A transient is made in the funnel itself:
+  /// this call cost `transient` about 0.8 of its 32 ns.)
   @inlinable @inline(never)
   final func make<Service>(_ found: Found, as _: Service.Type) throws -> Service {
     try withResolver(version: found.version) { try found.instance($0, as: Service.self) }
