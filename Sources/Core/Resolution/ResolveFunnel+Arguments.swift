@@ -12,14 +12,11 @@ extension Scope {
     _ lookup: Lookup<Name>, as _: Service.Type, argumentTypes: repeat (each Argument).Type,
     invoke: (Registration<Service, repeat each Argument>, borrowing Resolver, ScopeRef) throws -> Service
   ) throws -> Service {
-    if Scope.isClosed(ScopeRef(self)) {
-      throw closedError(lookup, as: Service.self, arguments: repeat each argumentTypes)
-    }
     let start = ScopeRef(self)
+    try Scope.checkOpen(start, for: lookup, as: Service.self, arguments: repeat each argumentTypes)
     guard let found = Scope.find(lookup, from: start, version: Scope.currentVersion(of: start)) else {
       throw missing(lookup.key(Service.self, arguments: repeat each argumentTypes))
     }
-    try found.checkOwnerOpen(resolving: Service.self)
     return try withResolver(
       borrowing: found.registration, as: Registration<Service, repeat each Argument>.self,
       version: found.version
@@ -37,10 +34,10 @@ extension Resolver {
     _ lookup: Lookup<Name>, as _: Service.Type, argumentTypes: repeat (each Argument).Type,
     invoke: (Registration<Service, repeat each Argument>, borrowing Resolver, ScopeRef) throws -> Service
   ) throws -> Service {
+    try Scope.checkOpen(scope, for: lookup, as: Service.self, arguments: repeat each argumentTypes)
     guard let found = Scope.find(lookup, from: scope, version: version) else {
       throw missing(lookup.key(Service.self, arguments: repeat each argumentTypes))
     }
-    try found.checkOwnerOpen(resolving: Service.self)
     return try found.registration.withTyped(Registration<Service, repeat each Argument>.self) {
       try invoke($0, nested, found.owner)
     }

@@ -6,7 +6,8 @@
 ///
 /// 1. ``Scope/find(_:from:version:)`` — the only registry lookup: from a scope up to the root, as
 ///    published at the resolve's registry version.
-/// 2. ``Found/checkOwnerOpen(resolving:)`` — nothing is resolved through a scope that is closing.
+/// 2. ``Scope/checkOpen(_:for:as:arguments:)`` — nothing is resolved from a scope that is closing,
+///    or whose ancestor is: the top-level resolve's scope, or the factory's resolver's.
 /// 3. ``Found/instance(_:as:arguments:)`` — the registration, typed as its key says, makes or
 ///    finds the instance its lifetime calls for.
 /// 4. On a miss, ``Resolver/resolveUnregistered(_:as:arguments:)`` — an implicit ``Lazy`` or
@@ -122,14 +123,11 @@ extension Scope {
   final func resolve<Service, Name, each Argument>(
     _ lookup: Lookup<Name>, as _: Service.Type, arguments: repeat each Argument
   ) throws -> Service {
-    if Scope.isClosed(ScopeRef(self)) {
-      throw closedError(lookup, as: Service.self, arguments: repeat (each Argument).self)
-    }
     let start = ScopeRef(self)
+    try Scope.checkOpen(start, for: lookup, as: Service.self, arguments: repeat (each Argument).self)
     guard let found = Scope.find(lookup, from: start, version: Scope.currentVersion(of: start)) else {
       return try resolveUnregistered(lookup, as: Service.self, arguments: repeat (each Argument).self)
     }
-    try found.checkOwnerOpen(resolving: Service.self)
     guard hasArguments(repeat (each Argument).self) else {
       // A transient is made here, without the call to `make`; a created singleton or an
       // existing scoped instance needs no resolver at all.
@@ -151,10 +149,11 @@ extension Scope {
   }
 
   /// The error for resolving `lookup` from this closed scope: the key with its name and argument
-  /// types. Out of line.
+  /// types. Out of line, and not inlinable, so that the caller's module cannot see that it ignores
+  /// `marks` (see ``SpecializationMarks``).
   @usableFromInline @inline(never)
   final func closedError<Service, Name, each Argument>(
-    _ lookup: Lookup<Name>, as _: Service.Type, arguments: repeat (each Argument).Type
+    _ lookup: Lookup<Name>, as _: Service.Type, arguments: repeat (each Argument).Type, marks _: UInt
   ) -> ResolutionError {
     closedError(lookup.key(Service.self, arguments: repeat each arguments))
   }
@@ -200,10 +199,10 @@ extension Resolver {
   borrowing func resolve<Service, Name, each Argument>(
     _ lookup: Lookup<Name>, as _: Service.Type, arguments: repeat each Argument
   ) throws -> Service {
+    try Scope.checkOpen(scope, for: lookup, as: Service.self, arguments: repeat (each Argument).self)
     guard let found = Scope.find(lookup, from: scope, version: version) else {
       return try resolveUnregistered(lookup, as: Service.self, arguments: repeat (each Argument).self)
     }
-    try found.checkOwnerOpen(resolving: Service.self)
     return try found.instance(self, as: Service.self, arguments: repeat each arguments)
   }
 

@@ -170,6 +170,8 @@ extension Resolver {
   }
 
   borrowing func resolveAll<Service>(_ key: ServiceKey, as type: Service.Type) throws -> [Service] {
+    // As every resolve: nothing from a scope that, or whose ancestor, has begun closing.
+    if Scope.isClosed(scope) { throw currentScope.closedError(key) }
     var result: [Service] = []
     for (owner, registry) in currentScope.registryChainWithOwners(asOf: version).reversed() {
       for registration in registry.all(for: key) {

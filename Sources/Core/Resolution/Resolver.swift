@@ -156,16 +156,6 @@ struct Found {
     self.owner = owner
     self.version = version
   }
-
-  /// Whether the scope holding the registration has started closing: its instances are, or are
-  /// about to be, disposed, so nothing more is resolved through it.
-  @inlinable @inline(__always)
-  var isOwnerClosed: Bool { owner.with { $0.isClosing } }
-
-  @usableFromInline
-  func closedError() -> ResolutionError {
-    owner.scope.closedError(registration.registration.key)
-  }
 }
 
 extension Resolver {

@@ -11,10 +11,10 @@
 /// baselines), `singleton` 12.6 → 12.0 ns, `server-request` 302.0 → 291.9 ns.
 ///
 /// ``token`` gives each specialisation five functions of its own, each too small for the pass to
-/// consider. A resolve calls them only where it throws because the scope holding the registration
-/// has begun closing (``Found/checkOwnerOpen(resolving:)``), never on its way to an instance. The
-/// pass needs an argument for every differing constant and gives up past four, so the
-/// specialisations stay apart.
+/// consider. A resolve calls them only where it throws because its scope has begun closing
+/// (``Scope/checkOpen(_:for:as:arguments:)``), never on its way to an instance. The pass needs an
+/// argument for every differing constant and gives up past four, so the specialisations stay
+/// apart.
 ///
 /// Nothing depends on this for correctness: a toolchain that folds them anyway only makes resolves
 /// slower again, which `strata-bench` shows (and `nm` does: a folded function's name ends in `Tm`).
@@ -43,19 +43,25 @@ enum SpecializationMarks<Service> {
   static var typeBits: UInt { UInt(bitPattern: ObjectIdentifier(Service.self)) }
 }
 
-extension Found {
-  /// Throws `scopeClosed` if the scope holding the registration has started closing: its
-  /// instances are, or are about to be, disposed, so nothing more is resolved through it.
+extension Scope {
+  /// Throws `scopeClosed` if `scope` or any scope above it has begun closing: the first step of
+  /// every resolve, from the resolve's own scope — the one a top-level resolve was called on, or
+  /// the one a factory's resolver resolves from. Every registration a resolve can reach is held by
+  /// that scope or an ancestor, so a closing one is found here whether it closed itself or was
+  /// closed with an ancestor.
   ///
   /// The error path carries ``SpecializationMarks`` of `Service`, which keep the compiler from
   /// folding this resolve into other service types' resolves.
   @inlinable @inline(__always)
-  func checkOwnerOpen<Service>(resolving _: Service.Type) throws {
-    if isOwnerClosed { throw closedError(marks: SpecializationMarks<Service>.token) }
+  static func checkOpen<Service, Name, each Argument>(
+    _ scope: ScopeRef, for lookup: Lookup<Name>, as _: Service.Type, arguments: repeat (each Argument).Type
+  ) throws {
+    if isClosed(scope) {
+      throw scope.with {
+        $0.closedError(
+          lookup, as: Service.self, arguments: repeat each arguments,
+          marks: SpecializationMarks<Service>.token)
+      }
+    }
   }
-
-  /// ``closedError()``, called with the specialisation's marks. Not inlinable, so that the
-  /// caller's module cannot see that it ignores them.
-  @usableFromInline
-  func closedError(marks _: UInt) -> ResolutionError { closedError() }
 }

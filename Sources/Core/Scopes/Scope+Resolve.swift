@@ -146,8 +146,9 @@ extension Scope {
   }
 
   /// Throws `scopeClosed` once the scope or an ancestor is closing (plain loads up the chain).
-  /// Nested resolves check the scope holding each registration (`Found.isOwnerClosed`); a resolve
-  /// racing with the close is settled where the instance is stored, under the owning scope's lock.
+  /// Nested resolves check their resolver's scope the same way (`Scope.checkOpen(_:for:as:arguments:)`);
+  /// a resolve racing with the close is settled where the instance is stored, under the owning
+  /// scope's lock.
   @inlinable @inline(__always)
   final func checkOpen<Service>(_ type: Service.Type) throws {
     if Scope.isClosed(ScopeRef(self)) { throw closedError(Service.self) }
