@@ -26,7 +26,10 @@ extension Scope {
   ///   disposer error (``ResolutionError/disposalErrors``), after all disposers ran.
   ///
   /// Unavailable in async code, where `try await close()` awaits asynchronous disposers instead
-  /// of leaving them to a background task whose errors nobody sees.
+  /// of leaving them to a background task whose errors nobody sees. Waiting for another close
+  /// blocks the calling thread, so keep this overload off the task pool's threads by any route (a
+  /// synchronous helper called from a task, a `deinit` run in one): the asynchronous disposers of
+  /// an awaited close resume on those threads, and enough blocked callers leave them none.
   @_disfavoredOverload  // in async code, `close()` means the one that awaits disposers
   @available(
     *, noasync,
