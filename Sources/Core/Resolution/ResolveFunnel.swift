@@ -4,18 +4,18 @@
 /// a name, with or without runtime arguments) only build a ``Lookup`` and call one of two entries
 /// below, which share every step:
 ///
-/// 1. ``Scope/find(_:from:version:)`` — the only registry lookup: from a scope up to the root, as
-///    published at the resolve's registry version.
-/// 2. ``Scope/checkOpen(_:for:as:arguments:)`` — nothing is resolved from a scope that is closing,
+/// 1. ``Scope/checkOpen(_:for:as:arguments:)`` — nothing is resolved from a scope that is closing,
 ///    or whose ancestor is: the top-level resolve's scope, or the factory's resolver's.
+/// 2. ``Scope/find(_:from:version:)`` — the only registry lookup: from a scope up to the root, as
+///    published at the resolve's registry version.
 /// 3. ``Found/instance(_:as:arguments:)`` — the registration, typed as its key says, makes or
 ///    finds the instance its lifetime calls for.
 /// 4. On a miss, ``Resolver/resolveUnregistered(_:as:arguments:)`` — an implicit ``Lazy`` or
 ///    ``Provider`` (``Resolver/resolveImplicit(_:)``), or the `notRegistered` error.
 ///
 /// The top-level entry (``Scope/resolve(_:as:arguments:)``) adds what only a resolve from outside
-/// a factory needs: the scope must be open, the registry version is the tree's newest, a shared
-/// instance that exists already is returned before any resolver is set up, and a resolver is made.
+/// a factory needs: the registry version is the tree's newest, a shared instance that exists
+/// already is returned before any resolver is set up, and a resolver is made.
 /// The nested entry (``Resolver/resolve(_:as:arguments:)``) reads at its resolver's version.
 ///
 /// Both are `@inline(__always)`: specialised into each public overload, a name that is `nil` and
