@@ -79,6 +79,10 @@ extension Scope {
       var tag = inlineSlots.tag(index)
       while true {
         if tag == 0 || tag == id | InlineSlot.vacant {
+          // A vacant slot was given up by a creator whose factory threw, or whose instance this
+          // scope refused because it began closing: looked at again (acquiring), the close is
+          // seen here, and no factory runs for a scope that is closing.
+          if tag != 0, isClosed { throw closedError(registration.key) }
           let claim = inlineSlots.claim(index, from: tag, for: id, thread: thread)
           if claim.claimed { return .create(slot: index) }
           tag = claim.found
