@@ -113,6 +113,16 @@ struct Report {
         + "total \(fixed(Double(elapsedNanoseconds) / 1e9, decimals: 1)) s. A ratio to strata-transient "
         + "or to another workload (build-10k/build-1k, validate-10k/build-10k) divides by that operation "
         + "of Strata sampled alongside the workload's own samples.")
+    for measurement in measurements {
+      guard let floor = measurement.references[MinimalScope.referenceID],
+        let strata = measurement.nanosecondsPerOperation[.strata],
+        let manual = measurement.nanosecondsPerOperation[.manual], floor > 0, manual > 0
+      else { continue }
+      lines.append(
+        "- \(measurement.workload.id): a minimal scope with Strata's guarantees (Benchmarks/MinimalScope.swift) "
+          + "took \(fixed(floor, decimals: 1)) ns/op, \(fixed(floor / manual, decimals: 2))× manual; "
+          + "Strata took \(fixed(strata / floor, decimals: 2))× the minimal scope.")
+    }
     if let problem = AllocationCounter.problem {
       lines.append("- Allocations were not counted: \(problem).")
     }
@@ -174,7 +184,9 @@ struct Report {
         fields.append(("registrations", .integer(registrations)))
       }
       for (id, reference) in measurement.references.sorted(by: { $0.key < $1.key }) {
-        fields.append(("strata_\(id)_reference_ns_per_op", .number(reference)))
+        // Strata on another workload, or a hand-written floor such as the minimal scope.
+        let isWorkload = Workload.all.contains { $0.id == id }
+        fields.append(((isWorkload ? "strata_" : "") + "\(id)_reference_ns_per_op", .number(reference)))
       }
       if measurement.workload.id == Workload.concurrentTransient.id, let speedup = manualParallelSpeedup {
         fields.append(("manual_parallel_speedup", .number(speedup)))

@@ -8,7 +8,8 @@ extension ScopeTag {
 
 extension Workload {
   /// Create a `.request` scope, resolve one request-scoped service twice and one root singleton,
-  /// close the scope.
+  /// close the scope. Sampled alongside: the same loop on a ``MinimalScope``, the least a scope
+  /// with Strata's guarantees costs (its `minimal-scope` reference).
   static let requestScope = Workload(
     id: "request-scope",
     summary: "make a request scope, resolve a request-scoped service twice and a singleton, close"
@@ -25,7 +26,13 @@ extension Workload {
       try scope.resolve(RequestState.self) === scope.resolve(RequestState.self),
       "Strata made two instances of a request-scoped service in one scope")
     try scope.close()
-    return Subjects(
+    let minimalRoot = MinimalRoot()
+    let minimal = MinimalScope(parent: minimalRoot)
+    try expect(
+      try minimal.resolve { RequestState() } === minimal.resolve { RequestState() },
+      "the minimal scope made two instances")
+    minimal.close()
+    var subjects = Subjects(
       strata: { count in
         for _ in 0..<count {
           let request = try container.makeScope(.request)
@@ -51,6 +58,16 @@ extension Workload {
           blackHole(try naive.resolve(Bar.self))
         }
       })
+    subjects.references[MinimalScope.referenceID] = { count in
+      for _ in 0..<count {
+        let request = MinimalScope(parent: minimalRoot)
+        blackHole(try request.resolve { RequestState() })
+        blackHole(try request.resolve { RequestState() })
+        blackHole(request.parent.sharedBar())
+        request.close()
+      }
+    }
+    return subjects
   }
 
   /// Two threads resolving the same request's existing scoped instance at once (wall time over

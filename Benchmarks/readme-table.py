@@ -72,6 +72,25 @@ def table(runs, machine, date):
             )
         )
 
+    floors = []
+    for name in order:
+        results = [r for r in by_workload[name] if r.get("minimal-scope_reference_ns_per_op")]
+        if not results:
+            continue
+        floor = [r["minimal-scope_reference_ns_per_op"] for r in results]
+        over_manual = [r["minimal-scope_reference_ns_per_op"] / r["ns_per_op"]["manual"] for r in results]
+        strata_over = [r["ns_per_op"]["strata"] / r["minimal-scope_reference_ns_per_op"] for r in results]
+        floors.append(
+            f"| `{name}` | {cell(floor)} | {cell(over_manual, digits=2)}× | {cell(strata_over, digits=2)}× |"
+        )
+    if floors:
+        lines += [
+            "",
+            "| floor: a minimal scope with Strata's guarantees (`Benchmarks/MinimalScope.swift`) | ns/op"
+            " | minimal / manual | Strata / minimal |",
+            "|---|--:|--:|--:|",
+        ] + floors
+
     ratio_ids = []
     for run in runs:
         for ratio_id in run.get("ratios", {}):
