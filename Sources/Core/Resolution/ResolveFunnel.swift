@@ -74,6 +74,14 @@ extension Scope {
     if let own, let registration = own.with({ $0.lookup(lookup) }) {
       return Found(registration: registration, owner: start, version: version)
     }
+    // The skip cache passes over scopes that had no registrations at the resolve's version; but
+    // a factory of this resolve may have published since, in such a scope, registrations that the
+    // resolve sees (see ``publishedRegistry(asOf:)``), and that shadow a scope further up.
+    // Nothing was published since the resolve began unless the tree's version moved on.
+    guard Scope.currentGeneration(of: start) == version else {
+      guard let parent = start.parent else { return nil }
+      return findInEveryScope(lookup, from: parent, version: version)
+    }
     // A scope without registrations (a request) caches the nearest one above it itself: its own
     // link is read, on a line the lookup has just loaded, rather than its parent's, one dependent
     // load further. (If `start` has registrations newer than the resolve, the link names `start`,
@@ -94,16 +102,15 @@ extension Scope {
       guard let parent = current.parent else { break }
       next = withRegistry(from: parent, generation: version)
     }
-    // The skip cache can only be stale for this resolve if something was published since it began.
-    guard Scope.currentGeneration(of: start) != version, let parent = start.parent else { return nil }
-    return findInEveryScope(lookup, from: parent, version: version)
+    return nil
   }
 
-  /// ``find(_:from:version:)`` past a miss, walking every scope from `start` up rather than the
-  /// skip cache: a scope that had no registrations when the resolve began is skipped there, but a
-  /// factory of this resolve may have published its first batch in it since, and sees its own
-  /// registrations (see ``publishedRegistry(asOf:)``). Only misses after a publish pay for the
-  /// walk (a `Lazy` or `Provider` parameter is a miss, resolved implicitly, on every request).
+  /// ``find(_:from:version:)`` once something was published since the resolve began, walking
+  /// every scope from `start` up rather than the skip cache: a scope that had no registrations
+  /// when the resolve began is skipped there, but a factory of this resolve may have published its
+  /// first batch in it since, and sees its own registrations (see ``publishedRegistry(asOf:)``),
+  /// which may shadow a registration further up. Only resolves that began before a publish
+  /// anywhere in the tree and look up after it pay for the walk.
   @usableFromInline @inline(never)
   static func findInEveryScope<Name>(_ lookup: Lookup<Name>, from start: ScopeRef, version: UInt) -> Found? {
     var next: ScopeRef? = start

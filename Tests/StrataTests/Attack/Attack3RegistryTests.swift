@@ -35,15 +35,12 @@ private struct Reading: Sendable {
   }
 
   /// The same with a session that had no registrations: the request's skip link, cached for the
-  /// resolve's version, names the container, which has the key too, so the factory's resolve
-  /// finds the container's registration and never looks at the session's new snapshot (the
-  /// walk of every scope, `findInEveryScope`, runs only after a miss). The next top-level
-  /// resolve sees the override.
-  @Test(
-    .disabled(
-      "BUG: a factory's resolve misses the override it just published in an ancestor that had no registrations"
-    ))
-  func aFactoryOverridingInItsEmptySessionSeesTheOverrideFromTheRequest() throws {
+  /// resolve's version, names the container, which has the key too. The factory's resolve found
+  /// the container's registration and never looked at the session's new snapshot (the walk of
+  /// every scope, `findInEveryScope`, ran only after a miss), while `resolveAll` and the next
+  /// top-level resolve saw the override. A lookup now walks every scope whenever something was
+  /// published since its resolve began.
+  @Test func aFactoryOverridingInItsEmptySessionSeesTheOverrideFromTheRequest() throws {
     let seen = try Self.factoryOverride(sessionHadRegistrations: false)
     #expect(
       seen.fromFactory == "session", "the factory's resolve missed the override its own thread published")
@@ -52,10 +49,19 @@ private struct Reading: Sendable {
     #expect(seen.allFromFactory == ["container", "session"])
   }
 
+  /// The same from a request with registrations of its own (none for the key): the lookup goes on
+  /// from the request's parent, through the session's skip link, which names the container too.
+  @Test func aFactoryOverridingInItsEmptySessionSeesTheOverrideFromARequestWithRegistrations() throws {
+    let seen = try Self.factoryOverride(sessionHadRegistrations: false, requestHasRegistrations: true)
+    #expect(
+      seen.fromFactory == "session", "the factory's resolve missed the override its own thread published")
+    #expect(seen.afterwards == "session")
+  }
+
   /// Runs the factory-override scenario; what the factory's resolve and the next top-level
   /// resolve from the request found.
   private static func factoryOverride(
-    sessionHadRegistrations: Bool
+    sessionHadRegistrations: Bool, requestHasRegistrations: Bool = false
   ) throws -> (fromFactory: String, allFromFactory: [String], afterwards: String) {
     let container = try Container { registry in
       registry.register(instance: Source(label: "container"))
@@ -63,7 +69,9 @@ private struct Reading: Sendable {
     let session = try container.makeScope(.session) { registry in
       if sessionHadRegistrations { registry.register(instance: EditionA(round: 0)) }
     }
-    let request = try session.makeScope(.request)
+    let request = try session.makeScope(.request) { registry in
+      if requestHasRegistrations { registry.register(instance: EditionB(round: 0)) }
+    }
     let fromFactory = Slot<String>()
     let allFromFactory = Slot<[String]>()
     try container.register { registry in
