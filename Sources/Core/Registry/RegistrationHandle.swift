@@ -104,6 +104,12 @@ public struct RegistrationHandle<Service> {
   ///
   /// For `graph`, `singleton` and `scoped` lifetimes the new instance is already shared when
   /// the hook runs, so a dependency that asks for it again (on the same thread) receives it.
+  /// Nobody else receives the instance before the hook returns, but it can be reached: a singleton
+  /// that the hook resolves, and that keeps the new instance (closing a circular reference), is
+  /// published when its own creation ends, while this hook still runs, and another thread that
+  /// resolves that singleton meanwhile can read the new instance through it, unfinished. Let the
+  /// hook set the instance up before it resolves services that refer back to it, or guard what
+  /// the hook writes as any state shared between threads.
   ///
   /// A registration of a ready-made instance (``Registrar/register(_:name:instance:fileID:line:)-1osnr``)
   /// takes no hook: Strata never makes that instance, so the hook would never run, and the batch
