@@ -14,7 +14,8 @@ extension Scope {
   ) throws -> Service {
     let start = ScopeRef(self)
     try Scope.checkOpen(start, for: lookup, as: Service.self, arguments: repeat each argumentTypes)
-    guard let found = Scope.find(lookup, from: start, version: Scope.currentVersion(of: start)) else {
+    let version = Scope.currentVersion(of: start)
+    guard let found = Scope.find(lookup, from: start, version: version, afterPublishes: false) else {
       throw missing(lookup.key(Service.self, arguments: repeat each argumentTypes))
     }
     return try withResolver(
@@ -35,7 +36,7 @@ extension Resolver {
     invoke: (Registration<Service, repeat each Argument>, borrowing Resolver, ScopeRef) throws -> Service
   ) throws -> Service {
     try Scope.checkOpen(scope, for: lookup, as: Service.self, arguments: repeat each argumentTypes)
-    guard let found = Scope.find(lookup, from: scope, version: version) else {
+    guard let found = Scope.find(lookup, from: scope, version: version, afterPublishes: true) else {
       throw missing(lookup.key(Service.self, arguments: repeat each argumentTypes))
     }
     return try found.registration.withTyped(Registration<Service, repeat each Argument>.self) {

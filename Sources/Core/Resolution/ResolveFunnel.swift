@@ -6,7 +6,7 @@
 ///
 /// 1. ``Scope/checkOpen(_:for:as:arguments:)`` — nothing is resolved from a scope that is closing,
 ///    or whose ancestor is: the top-level resolve's scope, or the factory's resolver's.
-/// 2. ``Scope/find(_:from:version:)`` — the only registry lookup: from a scope up to the root, as
+/// 2. ``Scope/find(_:from:version:afterPublishes:)`` — the only registry lookup: from a scope up to the root, as
 ///    published at the resolve's registry version.
 /// 3. ``Found/instance(_:as:arguments:)`` — the registration, typed as its key says, makes or
 ///    finds the instance its lifetime calls for.
@@ -66,8 +66,14 @@ extension Registry {
 extension Scope {
   /// The nearest registration for `lookup`, from `start` up to the root, as published at registry
   /// `version` (see ``registry(asOf:)``).
+  ///
+  /// - Parameter afterPublishes: Whether something may have been published since the resolve
+  ///   read `version`: `false` for a top-level resolve, which read it just now; `true` for a
+  ///   factory's resolve, whose factory (or an earlier one of the resolve) may have registered.
   @inlinable @inline(__always)
-  static func find<Name>(_ lookup: Lookup<Name>, from start: ScopeRef, version: UInt) -> Found? {
+  static func find<Name>(
+    _ lookup: Lookup<Name>, from start: ScopeRef, version: UInt, afterPublishes: Bool
+  ) -> Found? {
     // The scope itself first: for the container (and any scope with registrations) that is the
     // whole lookup, without touching the skip cache.
     let own = start.with { $0.registry(asOf: version) }
@@ -78,7 +84,7 @@ extension Scope {
     // a factory of this resolve may have published since, in such a scope, registrations that the
     // resolve sees (see ``publishedRegistry(asOf:)``), and that shadow a scope further up.
     // Nothing was published since the resolve began unless the tree's version moved on.
-    guard Scope.currentGeneration(of: start) == version else {
+    if afterPublishes, Scope.currentGeneration(of: start) != version {
       guard let parent = start.parent else { return nil }
       return findInEveryScope(lookup, from: parent, version: version)
     }
@@ -105,7 +111,7 @@ extension Scope {
     return nil
   }
 
-  /// ``find(_:from:version:)`` once something was published since the resolve began, walking
+  /// ``find(_:from:version:afterPublishes:)`` once something was published since the resolve began, walking
   /// every scope from `start` up rather than the skip cache: a scope that had no registrations
   /// when the resolve began is skipped there, but a factory of this resolve may have published its
   /// first batch in it since, and sees its own registrations (see ``publishedRegistry(asOf:)``),
@@ -132,7 +138,8 @@ extension Scope {
   ) throws -> Service {
     let start = ScopeRef(self)
     try Scope.checkOpen(start, for: lookup, as: Service.self, arguments: repeat (each Argument).self)
-    guard let found = Scope.find(lookup, from: start, version: Scope.currentVersion(of: start)) else {
+    let version = Scope.currentVersion(of: start)
+    guard let found = Scope.find(lookup, from: start, version: version, afterPublishes: false) else {
       return try resolveUnregistered(lookup, as: Service.self, arguments: repeat (each Argument).self)
     }
     guard hasArguments(repeat (each Argument).self) else {
@@ -207,7 +214,7 @@ extension Resolver {
     _ lookup: Lookup<Name>, as _: Service.Type, arguments: repeat each Argument
   ) throws -> Service {
     try Scope.checkOpen(scope, for: lookup, as: Service.self, arguments: repeat (each Argument).self)
-    guard let found = Scope.find(lookup, from: scope, version: version) else {
+    guard let found = Scope.find(lookup, from: scope, version: version, afterPublishes: true) else {
       return try resolveUnregistered(lookup, as: Service.self, arguments: repeat (each Argument).self)
     }
     return try found.instance(self, as: Service.self, arguments: repeat each arguments)
