@@ -162,19 +162,46 @@ struct GraphExport {
   }
 
   /// `text` inside a DOT string: quotes and backslashes escaped.
+  ///
+  /// Read by Unicode scalar, as DOT's parser reads it: a quote followed by a combining mark is one
+  /// `Character` in Swift, but still a quote that would end the string.
   private static func dotEscaped(_ text: String) -> String {
+    escaped(text, newline: "\\n") { scalar in
+      switch scalar {
+      case "\"": "\\\""
+      case "\\": "\\\\"
+      default: nil
+      }
+    }
+  }
+
+  /// `text` with each Unicode scalar that `replacement` names replaced, and each line break (any of
+  /// Unicode's; CR LF as one) replaced by `newline`, so that a name stays one statement.
+  private static func escaped(
+    _ text: String, newline: String, _ replacement: (Unicode.Scalar) -> String?
+  ) -> String {
     var result = ""
-    for character in text {
-      switch character {
-      case "\"": result += "\\\""
-      case "\\": result += "\\\\"
-      default:
-        // A line break in a name (any of Unicode's) stays one statement: DOT's own escape for a
-        // new line.
-        if character.isNewline { result += "\\n" } else { result.append(character) }
+    var previous: Unicode.Scalar?
+    for scalar in text.unicodeScalars {
+      defer { previous = scalar }
+      if let replaced = replacement(scalar) {
+        result += replaced
+      } else if isLineBreak(scalar) {
+        if scalar == "\n", previous == "\r" { continue }
+        result += newline
+      } else {
+        result.unicodeScalars.append(scalar)
       }
     }
     return result
+  }
+
+  /// Whether `scalar` breaks a line (what `Character.isNewline` accepts, by scalar).
+  private static func isLineBreak(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.value {
+    case 0x0A...0x0D, 0x85, 0x2028, 0x2029: true
+    default: false
+    }
   }
 
   // MARK: Mermaid
@@ -203,21 +230,16 @@ struct GraphExport {
   }
 
   /// `text` inside a Mermaid label: quotes, angle brackets and `#` (which starts an entity) as
-  /// entities.
+  /// entities, read by Unicode scalar (see `dotEscaped`); a line break is Mermaid's `<br/>`.
   private static func mermaidEscaped(_ text: String) -> String {
-    var result = ""
-    for character in text {
-      switch character {
-      case "\"": result += "#quot;"
-      case "<": result += "#lt;"
-      case ">": result += "#gt;"
-      case "#": result += "#35;"
-      default:
-        // A line break in a name (any of Unicode's) stays one statement: Mermaid's line break
-        // inside a label.
-        if character.isNewline { result += "<br/>" } else { result.append(character) }
+    escaped(text, newline: "<br/>") { scalar in
+      switch scalar {
+      case "\"": "#quot;"
+      case "<": "#lt;"
+      case ">": "#gt;"
+      case "#": "#35;"
+      default: nil
       }
     }
-    return result
   }
 }
