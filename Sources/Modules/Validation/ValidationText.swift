@@ -35,7 +35,8 @@ enum ValidationText {
     case .captive(let captor, let captured, let scopes):
       if captured.lifetime.scopeTag == nil {
         return "`\(captor.key)` is made in \(scopes) and would keep that scope's `\(captured.key)` "
-          + "for its whole life; make it scoped as well, or inject Provider<\(captured.key)>"
+          + "for its whole life; make it scoped as well, or resolve `\(captured.key)` from the scope "
+          + "that uses it (a Lazy or Provider it keeps resolves in its own scope too)"
       }
       return
         "`\(captor.key)` is made in \(scopes), where no \(captured.lifetime.scopeTag?.description ?? "") "

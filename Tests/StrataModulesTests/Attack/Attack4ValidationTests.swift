@@ -92,30 +92,40 @@ private struct RegionModule: Module {
 /// without making any instance", applies the lifetime rules "the way a resolve would", and its
 /// hints lead to a graph that passes.
 @Suite struct Attack4ValidationTests {
-  /// The report of a singleton holding an untagged scoped service says to "inject
-  /// Provider<…>" (and the article: "Tag the service, or inject a Provider"). Doing so must give a
-  /// graph that validates, and a provider that resolves.
-  @Test(
-    .disabled(
-      "BUG: the untagged-captive hint says to inject a Provider, which is reported (and fails) as captive too"
-    ))
-  func followingTheUntaggedCaptiveHintGivesAValidGraph() throws {
+  /// The report of a singleton holding an untagged scoped service gives a hint that leads to a
+  /// graph that passes. It said to "inject Provider<…>" (and the article: "Tag the service, or
+  /// inject a Provider"), but a singleton keeping a `Provider` of it is reported, and fails at run
+  /// time, just the same: the provider resolves in the singleton's scope. The hint now says to
+  /// make the holder scoped too, which validates and resolves one instance per scope.
+  @Test func followingTheUntaggedCaptiveHintGivesAValidGraph() throws {
     let direct = try Container { registry in
       registry.register(Attack4Scoped.self, lifetime: .scoped, dependsOn: []) { _ in Attack4Scoped() }
       registry.register(Attack4DirectHolder.self, lifetime: .singleton, Attack4DirectHolder.init)
     }
     let problem = try #require(direct.validationReport().problems.first)
     #expect(problem.code == .captiveDependency)
-    #expect(problem.description.contains("inject Provider<Attack4Scoped>"), "\(problem)")
+    #expect(problem.description.contains("make it scoped as well"), "\(problem)")
+    #expect(!problem.description.contains("inject Provider"), "\(problem)")
 
-    let fixed = try Container { registry in
+    // What the hint no longer says: a Provider kept by the singleton is captive too.
+    let withProvider = try Container { registry in
       registry.register(Attack4Scoped.self, lifetime: .scoped, dependsOn: []) { _ in Attack4Scoped() }
       registry.register(Attack4ProviderHolder.self, lifetime: .singleton, Attack4ProviderHolder.init)
     }
+    #expect(withProvider.validationReport().problems.map(\.code) == [.captiveDependency])
+
+    // What it says: the holder scoped as well.
+    let fixed = try Container { registry in
+      registry.register(Attack4Scoped.self, lifetime: .scoped, dependsOn: []) { _ in Attack4Scoped() }
+      registry.register(Attack4DirectHolder.self, lifetime: .scoped, Attack4DirectHolder.init)
+    }
     let report = fixed.validationReport(expecting: [.session, .request])
     #expect(report.isValid, "\(report)")
-    let request = try fixed.makeScope(.session).makeScope(.request)
-    #expect(throws: Never.self) { _ = try request.resolve(Attack4ProviderHolder.self).scoped() }
+    let first = try fixed.makeScope(.session).makeScope(.request)
+    let second = try fixed.makeScope(.session).makeScope(.request)
+    #expect(
+      try first.resolve(Attack4DirectHolder.self).scoped !== second.resolve(Attack4DirectHolder.self).scoped)
+    try fixed.close()
   }
 
   /// A session's module overrides a root singleton's dependency with a request-scoped one. The
