@@ -67,12 +67,19 @@ struct DuplicateCheck {
             code: .staleOverride, modules: [id(override)], key: key, sites: [override.registeredAt])
         }
         replaced.formUnion(plain.map(\.0))
-        // One replacement module in two compositions registers twice, from the same line: its
-        // last copy stands for both.
-        var lastCopy: [SiteOfModule: Int] = [:]
-        for (position, registration) in registrations where registration.attributes.overrideRank == top {
-          let site = SiteOfModule(module: registration.moduleAttribution, site: registration.registeredAt)
-          if let earlierCopy = lastCopy.updateValue(position, forKey: site) { replaced.insert(earlierCopy) }
+        // One replacement module in two compositions registers twice, from the same lines: the
+        // copies of its last run stand for both. Each run attributes its registrations to an
+        // attribution object of its own, so several registrations from one line in one run (a
+        // loop, for `resolveAll`) all stand.
+        let topRank = registrations.filter { $0.1.attributes.overrideRank == top }
+        var lastRun: [SiteOfModule: ObjectIdentifier?] = [:]
+        for (_, registration) in topRank {
+          lastRun[SiteOfModule(registration)] = registration.moduleAttribution.map(ObjectIdentifier.init)
+        }
+        for (position, registration) in topRank
+        where lastRun[SiteOfModule(registration)] != registration.moduleAttribution.map(ObjectIdentifier.init)
+        {
+          replaced.insert(position)
         }
       } else if let added = plain.first?.1,
         let clash = earlier.last(where: {
@@ -93,6 +100,11 @@ struct DuplicateCheck {
   private struct SiteOfModule: Hashable {
     let module: ModuleAttribution?
     let site: SourceLocation
+
+    init(_ registration: RegistrationDescriptor) {
+      module = registration.moduleAttribution
+      site = registration.registeredAt
+    }
   }
 
   /// The first registrations of the first two different modules among `registrations`.

@@ -50,10 +50,10 @@ private struct LinedFakesModule: Module {
   }
 
   /// The same fakes registered in a loop (one source line) by a replacement, or as `.overriding()`
-  /// registrations: the override check takes registrations of one module from one line for one
-  /// replacement registered twice (a replacement shared by two compositions) and drops all but
-  /// the last, so `resolveAll` lists only "fake 3" and `resolve` is unaffected.
-  @Test(.disabled("BUG: an override module registering a key in a loop keeps only its last registration"))
+  /// registrations: the override check took registrations of one module from one line for one
+  /// replacement registered twice (a replacement shared by two compositions) and dropped all but
+  /// the last, so `resolveAll` listed only "fake 3". It now tells the runs of a module apart.
+  @Test
   func severalReplacementsOfAKeyMadeInALoopAreAllListed() throws {
     let composed = try Container(modules: [AppPluginsModule().overridden(by: LoopedFakesModule())])
     let composedAll = try composed.resolveAll(String.self, name: "plugin")
@@ -65,7 +65,7 @@ private struct LinedFakesModule: Module {
 
   /// The same loop in a child scope's installation, where the app's plugin stays listed first
   /// ("Registrations of an ancestor scope … `resolveAll` lists them first and the override last").
-  @Test(.disabled("BUG: an override module registering a key in a loop keeps only its last registration"))
+  @Test
   func severalReplacementsMadeInALoopInASessionAreAllListedAfterTheAncestors() throws {
     let container = try Container(modules: [AppPluginsModule()])
     let session = try container.makeScope(.session, modules: [LoopedOverridesModule()])
