@@ -118,7 +118,7 @@ extension Registrar {
   /// yet), and raises their override rank by `layers` (see `RegistrationAttributes.overrideRank`):
   /// a composition's replacements are overrides one layer above everything its base registered.
   package func attribute(
-    from start: Int, toModule module: ModuleAttribution, raisingOverridesBy layers: UInt8
+    from start: Int, toModule module: ModuleAttribution, raisingOverridesBy layers: UInt32
   ) {
     if layers > 0 { batch.hasOverrides = true }
     for entry in staged[min(start, staged.count)...] {
@@ -132,7 +132,7 @@ extension Registrar {
 
   /// The highest override rank among the registrations staged from `start` on (0 if none is an
   /// override).
-  package func highestOverrideRank(from start: Int) -> UInt8 {
+  package func highestOverrideRank(from start: Int) -> UInt32 {
     staged[min(start, staged.count)...].lazy.map(\.attributes.overrideRank).max() ?? 0
   }
 }

@@ -18,7 +18,7 @@ package struct RegistrationAttributes: Sendable {
   /// composition that overrides a composition (`base.overridden(by: a).overridden(by: b)`: `b`'s
   /// registrations replace `a`'s, which replace `base`'s). Among registrations of one key, the
   /// highest rank wins.
-  package var overrideRank: UInt8 = 0
+  package var overrideRank: UInt32 = 0
   /// The dependencies a closure factory declared (`dependsOn:`); `nil` when it declared none.
   package var declaredDependencies: [ServiceDependency]? { declared?.dependencies }
   /// Where they are kept (see ``DeclaredList``).

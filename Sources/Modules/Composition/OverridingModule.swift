@@ -47,7 +47,7 @@ struct OverridingModule: Module {
     // is a composition has overrides of its own, which these replace).
     // A base loaded earlier in this installation (listed beside, or required) registered before
     // this composition: the replacements then rank above everything staged so far.
-    let baseRank: UInt8
+    let baseRank: UInt32
     if loaded.contains(base.moduleID) {
       baseRank = registry.highestOverrideRank(from: 0)
     } else {
