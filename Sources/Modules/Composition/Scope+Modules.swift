@@ -81,11 +81,11 @@ extension Scope {
       // Once another installation has run it (waiting while it runs), or this thread runs it.
       guard hook.claim() else { continue }
       do {
-        try hook.step.module.loaded(in: scope, skipping: hook.step.loadedBefore)
+        try hook.run(in: scope)
         hook.finish(succeeded: true)
       } catch {
         hook.finish(succeeded: false)
-        throw ModuleError(code: .loadHookFailed, modules: [hook.step.module.moduleID], underlying: error)
+        throw ModuleError(code: .loadHookFailed, modules: [hook.module.moduleID], underlying: error)
       }
     }
   }
@@ -118,7 +118,8 @@ extension Scope {
     guard !pending.isEmpty else { return [] }
     var wanted: Set<ModuleID> = []
     for module in try LoadOrder.of(modules, skipping: []) { wanted.formUnion(module.partIDs) }
-    return pending.filter { wanted.contains($0.hook.step.module.moduleID) }.sorted {
+    // A composition counts as its parts: a module requiring its base waits for (or retries) its hook.
+    return pending.filter { $0.hook.module.partIDs.contains(where: wanted.contains) }.sorted {
       $0.hook.sequence < $1.hook.sequence
     }
   }

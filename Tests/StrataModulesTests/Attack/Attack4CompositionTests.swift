@@ -152,7 +152,7 @@ private struct ReportDoubleModule: Module {
   /// The same with the app installed as `AppModule().overridden(by: DoublesModule())`: the
   /// composition counts as its parts, so the feature that requires `AppModule` loads nothing new;
   /// but the app's hook never ran, and it must run before the feature's hook (load order).
-  @Test(.disabled("BUG: a failed hook inside a composition is not retried by a module requiring its base"))
+  @Test
   func aFeatureRequiringTheBaseOfACompositionWhoseHookFailedRunsThatHookFirst() throws {
     let journal = Journal().failing("app")
     let container = Container()
@@ -169,7 +169,7 @@ private struct ReportDoubleModule: Module {
 
   /// The same from a session: "a session installing a feature that requires a module of the
   /// container whose hook has not run runs that hook (in the container) before the feature's".
-  @Test(.disabled("BUG: a failed hook inside a composition is not retried by a module requiring its base"))
+  @Test
   func aSessionFeatureRequiringTheBaseOfAFailedCompositionRunsItsHookFirst() throws {
     let journal = Journal().failing("app")
     let container = Container()

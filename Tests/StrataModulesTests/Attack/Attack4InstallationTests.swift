@@ -133,7 +133,7 @@ struct Attack4InstallationTests {
   /// "A thread that installs a module another thread is still loading (or a module that requires
   /// it) waits … when its install returns, the hooks of the modules it names have run." Here the
   /// module is loaded as the base of a composition: the feature must still wait for its hook.
-  @Test(.disabled("BUG: a feature requiring a composition's base does not wait for the base's running hook"))
+  @Test
   func aFeatureWaitsForTheHookOfACompositionsBaseAnotherThreadRuns() throws {
     for round in 0..<3 {
       let log = EventLog()
