@@ -211,7 +211,7 @@ private struct ReportDoubleModule: Module {
     #expect(try container.resolveAll(AttackClock.self).map(\.label) == ["layer 259"])
   }
 
-  /// Below the saturation point layering works, which shows what the disabled test expects.
+  /// A hundred layers, below where the old `UInt8` rank saturated.
   @Test func aHundredLayersEachReplaceTheClockBelow() throws {
     var module: any Module = LayerModule(index: 0)
     for index in 1..<100 { module = module.overridden(by: LayerModule(index: index)) }
