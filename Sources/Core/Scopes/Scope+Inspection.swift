@@ -25,11 +25,27 @@ extension Scope {
     return { key in chain.flatMap { $0.all(for: key).map(\.descriptor) } }
   }
 
-  /// Runs `body` on the identities of the modules installed in this scope (in installation
-  /// order), under the scope's state lock: `body` must not run user code or touch another scope.
-  package func withInstalledModules<Result>(_ body: (inout [AnyHashable]) throws -> Result) rethrows -> Result
-  {
-    try withState { state in try body(&state.installedModules) }
+  /// Records `ids` as installed in this scope, after those installed before.
+  package func recordInstalledModules(_ ids: [AnyHashable]) {
+    withState { state in
+      state.installedModules += ids
+      state.installedModuleSet.formUnion(ids)
+    }
+  }
+
+  /// Forgets `ids` (an installation that failed before its registrations were published).
+  package func forgetInstalledModules(_ ids: Set<AnyHashable>) {
+    withState { state in
+      state.installedModules.removeAll { ids.contains($0) }
+      state.installedModuleSet.subtract(ids)
+    }
+  }
+
+  /// The identities of the modules installed in this scope, as a set: a copy that shares the
+  /// scope's storage (copy-on-write), so that an installation checks what its scope chain holds
+  /// without collecting it anew.
+  package var installedModuleSet: Set<AnyHashable> {
+    withStateIfMade { $0?.installedModuleSet ?? [] }
   }
 
   /// The identities of the modules installed in this scope, read without making the scope's

@@ -304,6 +304,8 @@ final class ScopeState {
   @exclusivity(unchecked) var scoped: [ScopedSlot] = []
   /// The identities of the modules installed in this scope (see `Scope+Inspection.swift`).
   @exclusivity(unchecked) var installedModules: [AnyHashable] = []
+  /// The same identities as a set, for membership checks.
+  @exclusivity(unchecked) var installedModuleSet: Set<AnyHashable> = []
   /// What this scope's own synchronous close left to a background task (see ``LeftDisposal``).
   @exclusivity(unchecked) var leftBehind: LeftDisposal?
 }

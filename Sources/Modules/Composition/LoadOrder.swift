@@ -1,11 +1,11 @@
 /// The order modules load in: every module after the modules it requires, each once, ties broken
 /// by declaration order (a depth-first walk in the order modules are given and required).
 enum LoadOrder {
-  /// The modules to load for `roots`, leaving out those in `installed`.
+  /// The modules to load for `roots`, leaving out those `installed` says are installed.
   ///
   /// - Throws: ``ModuleError/Code/moduleCycle`` naming the first cycle found, from the module whose
   ///   name sorts first.
-  static func of(_ roots: [any Module], skipping installed: Set<ModuleID>) throws -> [any Module] {
+  static func of(_ roots: [any Module], skipping installed: (ModuleID) -> Bool) throws -> [any Module] {
     var order: [any Module] = []
     /// `false` while a module's requirements are being walked, `true` once it is in `order`.
     var done: [ModuleID: Bool] = [:]
@@ -19,7 +19,7 @@ enum LoadOrder {
 
     for root in roots {
       let id = root.moduleID
-      guard !installed.contains(id), done[id] == nil else { continue }
+      guard !installed(id), done[id] == nil else { continue }
       enter(root, id: id)
       while let top = stack.last {
         guard top.next < top.requires.count else {
@@ -33,7 +33,7 @@ enum LoadOrder {
         stack[stack.count - 1].next += 1
         let required = top.requires[top.next]
         let requiredID = required.moduleID
-        if installed.contains(requiredID) { continue }
+        if installed(requiredID) { continue }
         switch done[requiredID] {
         case true?: continue
         case false?:

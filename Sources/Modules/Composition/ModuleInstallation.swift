@@ -12,23 +12,37 @@ enum ModuleInstallation {
     let loadedBefore: LoadedBefore
   }
 
-  /// The modules loaded before one step of a plan. Every step shares one table of where each
-  /// module was loaded (a set per step, copied as the plan grew, made a 10,000-module chain
-  /// quadratic).
+  /// The parts of a composition loaded before its step of a plan: installed in the scope chain
+  /// before the installation, or loaded by an earlier step. Made for compositions only (no other
+  /// module reads it), from their parts alone: a table of every module per step, or one shared by
+  /// the steps, kept the scope chain's every identity alive with each hook (quadratic memory and
+  /// time for modules installed one at a time).
   struct LoadedBefore {
-    /// The step that loaded each module; -1 for a module installed before the installation.
-    private let steps: [ModuleID: Int]
-    private let step: Int
+    private let loaded: Set<ModuleID>
 
     /// Nothing loaded before: a composition installed on its own loads every part.
-    static let nothing = LoadedBefore(steps: [:], step: 0)
+    static let nothing = LoadedBefore(loaded: [])
 
-    init(steps: [ModuleID: Int], step: Int) {
-      self.steps = steps
-      self.step = step
+    init(loaded: Set<ModuleID>) {
+      self.loaded = loaded
     }
 
-    func contains(_ id: ModuleID) -> Bool { steps[id].map { $0 < step } ?? false }
+    func contains(_ id: ModuleID) -> Bool { loaded.contains(id) }
+  }
+
+  /// What the scopes of a chain had installed when an installation began: each scope's set of
+  /// identities, shared with the scope (copy-on-write) rather than collected into one.
+  struct Installed {
+    private var sets: [Set<AnyHashable>] = []
+
+    mutating func add(_ set: Set<AnyHashable>) {
+      if !set.isEmpty { sets.append(set) }
+    }
+
+    func contains(_ id: ModuleID) -> Bool {
+      let id = AnyHashable(id)
+      return sets.contains { $0.contains(id) }
+    }
   }
 
   private static let lock = Lock()

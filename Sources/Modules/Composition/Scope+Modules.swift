@@ -117,7 +117,7 @@ extension Scope {
     }
     guard !pending.isEmpty else { return [] }
     var wanted: Set<ModuleID> = []
-    for module in try LoadOrder.of(modules, skipping: []) { wanted.formUnion(module.partIDs) }
+    for module in try LoadOrder.of(modules, skipping: { _ in false }) { wanted.formUnion(module.partIDs) }
     // A composition counts as its parts: a module requiring its base waits for (or retries) its hook.
     return pending.filter { $0.hook.module.partIDs.contains(where: wanted.contains) }.sorted {
       $0.hook.sequence < $1.hook.sequence
@@ -129,30 +129,39 @@ extension Scope {
   private func installRegistrations(
     of modules: [any Module], releasingAtPublication hold: ModuleInstallation.Hold
   ) throws -> [PendingHook] {
-    var installed: Set<ModuleID> = []
+    // What the scope chain has installed: each scope's set, shared, not copied (collecting every
+    // identity made installing modules one at a time quadratic).
+    var installed = ModuleInstallation.Installed()
     var scope: Scope? = self
     while let current = scope {
-      installed.formUnion(current.installedModuleIdentities.compactMap { $0 as? ModuleID })
+      installed.add(current.installedModuleSet)
       scope = current.parent
     }
-    let order = try LoadOrder.of(modules, skipping: installed)
+    let order = try LoadOrder.of(modules, skipping: installed.contains)
     guard !order.isEmpty else { return [] }
     // The step that loads each module, and the modules to claim: a composition is recorded with
     // its parts, so that requiring one later loads nothing.
-    var steps = Dictionary(uniqueKeysWithValues: installed.map { ($0, -1) })
+    var steps: [ModuleID: Int] = [:]
     var claimed: [AnyHashable] = []
     for (step, module) in order.enumerated() {
-      for id in module.partIDs where steps[id] == nil {
+      for id in module.partIDs where steps[id] == nil && !installed.contains(id) {
         steps[id] = step
         claimed.append(AnyHashable(id))
       }
     }
-    let plan = order.indices.map {
-      ModuleInstallation.Step(module: order[$0], loadedBefore: .init(steps: steps, step: $0))
+    let plan = order.indices.map { index in
+      let module = order[index]
+      guard module is OverridingModule else {
+        return ModuleInstallation.Step(module: module, loadedBefore: .nothing)
+      }
+      let loaded = module.partIDs.filter { steps[$0].map { $0 < index } ?? installed.contains($0) }
+      return ModuleInstallation.Step(module: module, loadedBefore: .init(loaded: Set(loaded)))
     }
+    // Let go of the scopes' sets first: holding one while this scope's changes would copy it.
+    installed = ModuleInstallation.Installed()
     // Each step's hook is listed as to run until it has run (see `install(_:)`).
     let hooks = plan.map(PendingHook.init)
-    withInstalledModules { $0 += claimed + hooks.map(AnyHashable.init) }
+    recordInstalledModules(claimed + hooks.map(AnyHashable.init))
     var published = false
     do {
       try register(
@@ -174,8 +183,7 @@ extension Scope {
       // Published (an eager singleton failed afterwards), the modules stay installed: their
       // registrations are live, and loading them again would register every key twice.
       if !published {
-        let claims = Set(claimed + hooks.map(AnyHashable.init))
-        withInstalledModules { ids in ids.removeAll { claims.contains($0) } }
+        forgetInstalledModules(Set(claimed + hooks.map(AnyHashable.init)))
       }
       throw error
     }
